@@ -1,0 +1,1 @@
+"""microrelease.app: command line and dashboard over microrelease.core."""

@@ -1,0 +1,80 @@
+"""microrelease.core: Samarati's k-anonymity by generalization and suppression, as pure computation.
+
+Modules follow the paper's ideas: ``roles`` (attribute roles), ``hierarchies`` (value/domain
+generalization hierarchies), ``lattice`` (distance vectors), ``frequency`` (the frequency set),
+``generalization`` (generalization with minimal required suppression), ``outliers`` (the outlier
+distance matrix VT), ``profile`` (every node's class-size histogram in one pass), ``search``
+(k-minimal generalizations, Find_vector), ``policies`` (preference policies), ``metrics``
+(accuracy, completeness, ...), ``release`` (write and independently re-check a release).
+
+No UI library is imported here; :mod:`microrelease.app` builds on this package, never the reverse.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from microrelease.core.dataset import Dataset, load_dataset, read_table
+from microrelease.core.exceptions import (
+    Cancelled,
+    CoverageError,
+    DataError,
+    HierarchyError,
+    InvalidParameterError,
+    MicroreleaseError,
+    VerificationError,
+)
+from microrelease.core.generalization import GeneralizedTable, generalize, satisfies
+from microrelease.core.hierarchies import Hierarchy, dates, intervals, masking, read_arx, taxonomy, write_arx
+from microrelease.core.lattice import Lattice, Node
+from microrelease.core.metrics import METRICS
+from microrelease.core.outliers import outlier_matrix
+from microrelease.core.policies import POLICIES
+from microrelease.core.profile import LatticeProfile, build_profile
+from microrelease.core.release import check_k_anonymity, write_release
+from microrelease.core.roles import AttributeRole, Schema
+from microrelease.core.samples import SAMPLES, load_sample
+from microrelease.core.search import Answer, find_vector, k_minimal, query
+
+try:
+    __version__ = version("microrelease")
+except PackageNotFoundError:  # running from a source tree that is not installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "METRICS",
+    "POLICIES",
+    "SAMPLES",
+    "Answer",
+    "AttributeRole",
+    "Cancelled",
+    "CoverageError",
+    "DataError",
+    "Dataset",
+    "GeneralizedTable",
+    "Hierarchy",
+    "HierarchyError",
+    "InvalidParameterError",
+    "Lattice",
+    "LatticeProfile",
+    "MicroreleaseError",
+    "Node",
+    "Schema",
+    "VerificationError",
+    "build_profile",
+    "check_k_anonymity",
+    "dates",
+    "find_vector",
+    "generalize",
+    "intervals",
+    "k_minimal",
+    "load_dataset",
+    "load_sample",
+    "masking",
+    "outlier_matrix",
+    "query",
+    "read_arx",
+    "read_table",
+    "satisfies",
+    "taxonomy",
+    "write_arx",
+    "write_release",
+]

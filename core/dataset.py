@@ -1,0 +1,196 @@
+"""A table with attribute roles and one hierarchy per quasi-identifier, validated and encoded.
+
+Values are kept as text, exactly as read, so that a released file reproduces every untouched cell.
+Missing values (empty cells; NaN/None in a DataFrame) follow the rule of
+:data:`microrelease.core.hierarchies.MISSING`: a value of their own unless the hierarchy maps ``""``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from microrelease.core.exceptions import CoverageError, DataError
+from microrelease.core.frequency import FrequencySet, frequency_set
+from microrelease.core.hierarchies import MISSING, Hierarchy, find_hierarchy_file, read_arx
+from microrelease.core.lattice import Lattice
+from microrelease.core.roles import Schema
+
+SEPARATORS = [",", ";", "\t", "|"]
+
+
+def detect_separator(sample: str) -> str:
+    """Guess the field separator of a CSV from its first lines (``,`` if nothing else fits)."""
+    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
+    if not lines:
+        return ","
+    best, best_score = ",", 0
+    for sep in SEPARATORS:
+        widths = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines}
+        if len(widths) == 1 and (w := widths.pop()) > 1 and w > best_score:
+            best, best_score = sep, w
+    return best
+
+
+def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV with every cell as text; a malformed file raises DataError naming the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file not found: {path}")
+    if sep is None:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            sep = detect_separator(fh.read(64_000))
+    try:
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path} is empty (no header, no rows)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} is not a well-formed CSV with separator {sep!r}: {exc}") from None
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        header = next(csv.reader([fh.readline()], delimiter=sep), [])
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        raise DataError(f"{path}: duplicate column names in the header: {dup}")
+    return df
+
+
+def file_checksum(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (recorded in release reports)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def frame_checksum(df: pd.DataFrame) -> str:
+    """SHA-256 of a DataFrame's content (columns, order and values)."""
+    digest = hashlib.sha256("\x1f".join(map(str, df.columns)).encode())
+    digest.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return "sha256:" + digest.hexdigest()
+
+
+def _as_text(column: pd.Series) -> pd.Series:
+    """Cells as text; missing -> MISSING; integral floats written without '.0' (39.0 -> '39')."""
+    if pd.api.types.is_float_dtype(column):
+        finite = column.dropna()
+        if len(finite) and np.all(np.mod(finite, 1) == 0):
+            column = column.astype("Int64")
+    out = column.astype(object).where(column.notna(), MISSING)
+    return out.map(str).astype(object)
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A table, its column roles and one hierarchy per QI (in QI order), checked for coverage.
+
+    Raises DataError for an empty table or unknown columns, and CoverageError listing (with row
+    counts) every QI value that its hierarchy lacks.
+    """
+
+    table: pd.DataFrame
+    schema: Schema
+    hierarchies: tuple[Hierarchy, ...]
+    checksum: str = ""
+    source: str = ""
+    codes: np.ndarray = field(init=False, repr=False)
+    missing_counts: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.table, pd.DataFrame):
+            raise TypeError(f"The 'table' parameter must be a pandas DataFrame. Got {type(self.table).__name__}.")
+        if len(self.table) == 0:
+            raise DataError("the table has no rows")
+        self.schema.check_columns(list(self.table.columns))
+        qi = self.schema.quasi_identifiers
+        if len(self.hierarchies) != len(qi):
+            raise DataError(f"{len(self.hierarchies)} hierarchies given for {len(qi)} QIs {list(qi)}")
+        table = self.table.reset_index(drop=True).copy()
+        for name in qi:
+            table[name] = _as_text(table[name])
+        hierarchies, codes, missing_counts = [], np.empty((len(table), len(qi)), dtype=np.int32), {}
+        for i, (name, h) in enumerate(zip(qi, self.hierarchies, strict=True)):
+            if h.attribute != name:
+                raise DataError(f"hierarchy #{i + 1} is for {h.attribute!r} but QI #{i + 1} is {name!r}")
+            n_missing = int((table[name] == MISSING).sum())
+            if n_missing:
+                missing_counts[name] = n_missing
+                h = h.with_missing()
+            absent = h.missing_values(table[name])
+            if absent:
+                raise CoverageError(name, absent)
+            codes[:, i] = h.encode(table[name])
+            hierarchies.append(h)
+        codes.setflags(write=False)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "hierarchies", tuple(hierarchies))
+        object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "missing_counts", missing_counts)
+        if not self.checksum:
+            object.__setattr__(self, "checksum", frame_checksum(self.table))
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.table)
+
+    @cached_property
+    def frequency(self) -> FrequencySet:
+        """The frequency set of the QIs (computed once, on first use)."""
+        return frequency_set(self.codes)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.schema.quasi_identifiers
+
+    @property
+    def lattice(self) -> Lattice:
+        return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)
+
+    def level_label(self, qi_index: int, level: int) -> str:
+        """Name of a QI's level, as shown to people (``"age: 10-wide bands"``)."""
+        h = self.hierarchies[qi_index]
+        return f"{h.attribute}: {h.level_names[level]}"
+
+
+def load_dataset(
+    data: str | Path | pd.DataFrame,
+    *,
+    qi: Sequence[str],
+    hierarchies: Mapping[str, Hierarchy | str | Path] | None = None,
+    hierarchy_dir: str | Path | None = None,
+    identifiers: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
+    sep: str | None = None,
+) -> Dataset:
+    """Load a table (CSV path or DataFrame) and the hierarchy of each QI.
+
+    A QI's hierarchy comes from ``hierarchies[name]`` (a :class:`Hierarchy` or an ARX file path), or
+    else from ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``).
+    """
+    schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
+    if isinstance(data, pd.DataFrame):
+        table, checksum, source = data, "", "<DataFrame>"
+    else:
+        table, checksum, source = read_table(data, sep=sep), file_checksum(data), str(data)
+    schema.check_columns(list(table.columns))
+    given = dict(hierarchies or {})
+    unknown = [n for n in given if n not in schema.quasi_identifiers]
+    if unknown:
+        raise DataError(f"hierarchies given for column(s) {unknown} that are not QIs {list(schema.quasi_identifiers)}")
+    resolved = []
+    for name in schema.quasi_identifiers:
+        spec = given.get(name)
+        if spec is None and hierarchy_dir is not None:
+            spec = find_hierarchy_file(hierarchy_dir, name)
+        if spec is None:
+            where = f" or in {hierarchy_dir}" if hierarchy_dir is not None else ""
+            raise DataError(f"no hierarchy for QI {name!r}: give one with --hierarchy {name}=PATH{where}")
+        resolved.append(spec if isinstance(spec, Hierarchy) else read_arx(spec, name))
+    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source)

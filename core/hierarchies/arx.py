@@ -1,0 +1,55 @@
+"""Read and write hierarchies in ARX's CSV format.
+
+ARX format: ``;``-separated, no header, one row per ground value; column j is that value's
+generalization at level j. ../shared/data/adult uses it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from microrelease.core.exceptions import HierarchyError
+from microrelease.core.hierarchies.model import Hierarchy
+
+
+def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = ";") -> Hierarchy:
+    """Read an ARX hierarchy file (a path or an open text stream).
+
+    Blank lines are skipped; any other malformation (ragged rows, duplicates, two parents, several
+    top values) raises :class:`HierarchyError` naming ``attribute``.
+    """
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise HierarchyError(attribute, f"file not found: {path}")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise HierarchyError(attribute, f"{path} is not UTF-8 text ({exc})") from None
+    else:
+        text = source.read()
+    rows = [tuple(r) for r in csv.reader(io.StringIO(text), delimiter=sep) if r]
+    return Hierarchy(attribute, tuple(rows))
+
+
+def write_arx(hierarchy: Hierarchy, target: str | Path | io.TextIOBase, *, sep: str = ";") -> None:
+    """Write ``hierarchy`` in ARX's format (readable back by :func:`read_arx`)."""
+    if isinstance(target, str | Path):
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            write_arx(hierarchy, fh, sep=sep)
+        return
+    writer = csv.writer(target, delimiter=sep, lineterminator="\n")
+    writer.writerows(hierarchy.rows)
+
+
+def find_hierarchy_file(directory: str | Path, attribute: str) -> Path | None:
+    """The file for ``attribute`` in a hierarchy folder: ``*_hierarchy_<A>.csv`` or ``<A>.csv``."""
+    directory = Path(directory)
+    exact = directory / f"{attribute}.csv"
+    matches = sorted(directory.glob(f"*_hierarchy_{attribute}.csv"))
+    candidates = ([exact] if exact.is_file() else []) + matches
+    if len(candidates) > 1:
+        raise HierarchyError(attribute, f"several hierarchy files in {directory}: {[c.name for c in candidates]}")
+    return candidates[0] if candidates else None

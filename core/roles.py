@@ -1,0 +1,69 @@
+"""Attribute roles (Samarati §2: quasi-identifiers; the rest by the usual SDC vocabulary).
+
+- identifier: names a person outright (SSN, name). Dropped from every output, always.
+- quasi-identifier (QI): could be linked with outside data (Samarati's QI); generalized and
+  suppressed so that each QI combination is shared by at least k released rows.
+- sensitive: the confidential value the release is about (kept; constrained by later models).
+- insensitive: anything else (kept unchanged).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from microrelease.core.exceptions import DataError
+
+
+class AttributeRole(str, Enum):
+    IDENTIFIER = "identifier"
+    QUASI_IDENTIFIER = "quasi-identifier"
+    SENSITIVE = "sensitive"
+    INSENSITIVE = "insensitive"
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Roles of a table's columns. QIs keep the user's order: lattice vectors follow it."""
+
+    quasi_identifiers: tuple[str, ...]
+    identifiers: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
+        object.__setattr__(self, "identifiers", tuple(self.identifiers))
+        object.__setattr__(self, "sensitive", tuple(self.sensitive))
+        if not self.quasi_identifiers:
+            raise DataError("at least one quasi-identifier is needed (--qi)")
+        seen: dict[str, str] = {}
+        for role, names in (
+            ("quasi-identifier", self.quasi_identifiers),
+            ("identifier", self.identifiers),
+            ("sensitive", self.sensitive),
+        ):
+            for name in names:
+                if name in seen:
+                    raise DataError(f"column {name!r} is given twice (as {seen[name]} and as {role})")
+                seen[name] = role
+
+    def role(self, column: str) -> AttributeRole:
+        if column in self.identifiers:
+            return AttributeRole.IDENTIFIER
+        if column in self.quasi_identifiers:
+            return AttributeRole.QUASI_IDENTIFIER
+        if column in self.sensitive:
+            return AttributeRole.SENSITIVE
+        return AttributeRole.INSENSITIVE
+
+    def check_columns(self, columns: list[str] | tuple[str, ...]) -> None:
+        """Raise DataError naming every role column that the table does not have."""
+        present = set(columns)
+        for role, names in (("QI", self.quasi_identifiers), ("identifier", self.identifiers), ("sensitive", self.sensitive)):
+            unknown = [n for n in names if n not in present]
+            if unknown:
+                raise DataError(f"unknown {role} column(s) {unknown}; the table has columns {list(columns)}")
+
+    def output_columns(self, columns: list[str] | tuple[str, ...]) -> list[str]:
+        """Columns written to any output: all but the identifiers, in the table's order."""
+        return [c for c in columns if c not in self.identifiers]

@@ -1,0 +1,53 @@
+"""The bundled sample data sets (see sample_data/README.md for provenance and licences)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from microrelease.core.dataset import Dataset, load_dataset
+from microrelease.core.exceptions import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    file: str
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    description: str
+
+    @property
+    def folder(self) -> Path:
+        return Path(str(resources.files("microrelease.sample_data").joinpath(self.name)))
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.file
+
+
+SAMPLES: dict[str, Sample] = {
+    s.name: s
+    for s in (
+        Sample("samarati", "samarati.csv", ("Race", "ZIP"), (), "Samarati's running example (9 rows)"),
+        Sample(
+            "adult", "adult.csv",
+            ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"),
+            ("salary-class",), "UCI Adult census extract (30,162 rows)",
+        ),
+        Sample("toy", "test.csv", ("age", "gender", "zipcode"), (), "ARX's 7-row toy table"),
+    )
+}
+
+
+def sample(name: str) -> Sample:
+    if name not in SAMPLES:
+        raise InvalidParameterError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
+    return SAMPLES[name]
+
+
+def load_sample(name: str, *, qi: tuple[str, ...] | None = None) -> Dataset:
+    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES)."""
+    s = sample(name)
+    return load_dataset(s.path, qi=qi or s.qi, hierarchy_dir=s.folder, sensitive=() if qi else s.sensitive)
