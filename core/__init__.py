@@ -20,6 +20,7 @@ from microrelease.core.exceptions import (
     HierarchyError,
     InvalidParameterError,
     MicroreleaseError,
+    NoSolutionError,
     VerificationError,
 )
 from microrelease.core.generalization import GeneralizedTable, generalize, satisfies
@@ -56,6 +57,7 @@ __all__ = [
     "Lattice",
     "LatticeProfile",
     "MicroreleaseError",
+    "NoSolutionError",
     "Node",
     "Schema",
     "VerificationError",

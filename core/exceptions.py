@@ -38,6 +38,10 @@ class CoverageError(HierarchyError):
         super().__init__(attribute, f"{len(shown)} data value(s) missing from the hierarchy: {listed}{more}")
 
 
+class NoSolutionError(MicroreleaseError):
+    """No node of the lattice satisfies the requested privacy constraints."""
+
+
 class VerificationError(MicroreleaseError):
     """What was written does not pass the independent re-check (never expected; a bug if raised)."""
 

@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
 from microrelease.core.policies import prefer
@@ -53,18 +54,21 @@ class Probe:
 
 @dataclass(frozen=True)
 class FindVectorResult:
-    vector: Node
+    """The vector found (None if no vector satisfies, not even the top) and every probe made."""
+
+    vector: Node | None
     trace: tuple[Probe, ...]
 
     def to_dict(self) -> dict:
-        return {"vector": list(self.vector), "trace": [p.to_dict() for p in self.trace]}
+        return {"vector": None if self.vector is None else list(self.vector), "trace": [p.to_dict() for p in self.trace]}
 
 
 def find_vector(lattice: Lattice, satisfies: Callable[[Node], bool]) -> FindVectorResult:
     """Samarati's Find_vector: a satisfying vector of minimum height, with a trace of every probe.
 
     At each probed height the vectors are tested in lexicographic order until one satisfies.
-    ``satisfies`` must be monotone (true at v implies true above v), and must hold at the top.
+    ``satisfies`` must be monotone (true at v implies true above v). If the search ends on the top
+    without having tested it, the top is tested; if even it fails, the result's vector is None.
     """
     low, high = 0, lattice.max_height
     solution: Node = lattice.top
@@ -82,6 +86,13 @@ def find_vector(lattice: Lattice, satisfies: Callable[[Node], bool]) -> FindVect
             solution, high = found, tried
         else:
             low = tried + 1
+    if not any(p.satisfied == solution for p in trace):
+        # The paper assumes the top satisfies; with height-0 hierarchies or a small MaxSup it may
+        # not, and then no vector does (monotonicity), so we test it instead of assuming.
+        ok = satisfies(solution)
+        trace.append(Probe(low, high, lattice.max_height, (solution,), solution if ok else None))
+        if not ok:
+            return FindVectorResult(None, tuple(trace))
     return FindVectorResult(solution, tuple(trace))
 
 
@@ -179,8 +190,19 @@ class Answer:
         return find_vector(self.lattice, lambda v: bool(self.satisfying[self.lattice.index(v)]))
 
     def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None) -> NodeResult:
-        """The k-minimal node the policy prefers (ties broken as documented in policies)."""
-        return self.node(prefer(policy, self.lattice, self.stats, self.k_minimal_indices, weights))
+        """The k-minimal node the policy prefers (ties broken as documented in policies).
+
+        Raises NoSolutionError if no node satisfies (k, MaxSup).
+        """
+        candidates = self.k_minimal_indices
+        if len(candidates) == 0:
+            top = self.lattice.size - 1
+            raise NoSolutionError(
+                f"no generalization satisfies k={self.k} with MaxSup={self.max_sup}: even the fully generalized "
+                f"table needs {int(self.stats.suppressed[top])} suppressed rows (QIs whose hierarchy has height 0 "
+                "are never generalized)"
+            )
+        return self.node(prefer(policy, self.lattice, self.stats, candidates, weights))
 
 
 def query(profile: LatticeProfile, k: int, max_sup: int | str) -> Answer:

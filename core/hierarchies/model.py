@@ -119,10 +119,11 @@ class Hierarchy:
     def lca_levels(self) -> np.ndarray:
         """(n_ground × n_ground) matrix: the level of the lowest common ancestor of two ground values.
 
-        This is the per-attribute entry of Samarati's outlier distance matrix VT (§5.2).
+        This is the per-attribute entry of Samarati's outlier distance matrix VT (§5.2). Two values
+        that never meet (possible only with a height-0 hierarchy) get height + 1, above every node.
         """
         n = len(self.ground)
-        lca = np.full((n, n), self.height, dtype=np.int16)
+        lca = np.full((n, n), self.height + 1, dtype=np.int16)
         for j in range(self.height, -1, -1):
             same = self.codes[j][:, None] == self.codes[j][None, :]
             lca[same] = j

@@ -1,0 +1,249 @@
+"""The ``microrelease`` command line: search the lattice, release a node, check a file.
+
+Errors in the input print one line naming the column, value or parameter, and exit with status 2.
+``check`` exits 0 when the file is k-anonymous and 1 when it is not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from microrelease.core import (
+    POLICIES,
+    Dataset,
+    MicroreleaseError,
+    build_profile,
+    check_k_anonymity,
+    load_dataset,
+    query,
+    read_table,
+    write_release,
+)
+from microrelease.core.samples import SAMPLES, sample
+from microrelease.core.validation import parse_max_sup
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (drawn only on a terminal, silenced by --quiet)."""
+
+    def __init__(self, label: str, quiet: bool, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = not quiet and self.stream.isatty()
+        self.label = label
+
+    def __call__(self, fraction: float) -> None:
+        if self.enabled:
+            filled = int(round(30 * fraction))
+            self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (30 - filled)}] {fraction:4.0%}")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+
+
+def _split(text: str | None) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
+
+
+def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
+    out = {}
+    for item in items:
+        for part in _split(item) if option == "--weights" else [item]:
+            name, sep, value = part.partition("=")
+            if not sep or not name.strip() or not value.strip():
+                raise MicroreleaseError(f"{option} expects NAME=VALUE, got {part!r}")
+            out[name.strip()] = value.strip()
+    return out
+
+
+def _weights(items: Sequence[str]) -> dict[str, float]:
+    weights = {}
+    for name, value in _pairs(items, "--weights").items():
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise MicroreleaseError(f"--weights: the weight of {name!r} must be a number, got {value!r}") from None
+    return weights
+
+
+def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -> None:
+    p.add_argument("data", nargs="?", help="CSV file (or use --sample)")
+    p.add_argument("--sample", choices=sorted(SAMPLES), help="use a bundled sample data set with its hierarchies")
+    p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
+    p.add_argument("--identifier", default="", help="identifier columns C,D: dropped from every output")
+    p.add_argument("--sensitive", default="", help="sensitive column(s)")
+    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected)")
+    if hierarchies:
+        p.add_argument("--hierarchy", action="append", default=[], metavar="A=PATH", help="ARX hierarchy file of QI A")
+        p.add_argument("--hierarchy-dir", help="folder with *_hierarchy_A.csv or A.csv per QI")
+        p.add_argument("--strategy", default="auto", choices=["auto", "numba", "numpy", "direct"],
+                       help="how the whole-lattice profile is computed")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_query_options(p: argparse.ArgumentParser, *, k_required: bool = True) -> None:
+    p.add_argument("--k", type=int, required=k_required, help="every released QI combination has >= k rows")
+    p.add_argument("--max-sup", default="0", help="MaxSup: rows that may be suppressed (N) or a share (1%%)")
+    p.add_argument("--policy", default="min-relative", choices=sorted(POLICIES), help="preference policy")
+    p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1", help="weights for --policy weighted")
+
+
+def _resolve_data(args) -> tuple[str | Path, list[str], str | None]:
+    if args.sample and args.data:
+        raise MicroreleaseError("give either DATA or --sample, not both")
+    if args.sample:
+        s = sample(args.sample)
+        qi = _split(args.qi) or list(s.qi)
+        return s.path, qi, getattr(args, "hierarchy_dir", None) or str(s.folder)
+    if not args.data:
+        raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+    qi = _split(args.qi)
+    if not qi:
+        raise MicroreleaseError("--qi is required: the quasi-identifier columns, in order")
+    return args.data, qi, getattr(args, "hierarchy_dir", None)
+
+
+def _load(args) -> Dataset:
+    path, qi, hierarchy_dir = _resolve_data(args)
+    return load_dataset(
+        path, qi=qi, hierarchies=_pairs(args.hierarchy, "--hierarchy"), hierarchy_dir=hierarchy_dir,
+        identifiers=_split(args.identifier), sensitive=_split(args.sensitive), sep=args.sep,
+    )
+
+
+def _profile(dataset: Dataset, args):
+    bar = ProgressBar("lattice profile", args.quiet)
+    try:
+        return build_profile(dataset, strategy=args.strategy, progress=bar)
+    finally:
+        bar.close()
+
+
+KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "distinct", "rel_distance")
+
+
+def cmd_search(args) -> int:
+    dataset = _load(args)
+    started = time.perf_counter()
+    profile = _profile(dataset, args)
+    answer = query(profile, args.k, args.max_sup)
+    weights = _weights(args.weights)
+    preferred = answer.preferred(args.policy, weights)
+    result = {
+        "n_rows": dataset.n_rows,
+        "qi": list(dataset.quasi_identifiers),
+        "heights": list(profile.lattice.heights),
+        "lattice_size": profile.lattice.size,
+        "k": answer.k,
+        "max_sup": answer.max_sup,
+        "missing_qi_values": dict(dataset.missing_counts),
+        "find_vector": answer.find_vector().to_dict(),
+        "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
+        "preferred": {"policy": args.policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    seconds = time.perf_counter() - started
+    print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {profile.lattice.size} "
+          f"nodes (heights {list(profile.lattice.heights)}) profiled in {seconds:.2f} s")
+    print(f"k = {answer.k}, MaxSup = {answer.max_sup} rows")
+    print(f"Find_vector: {list(result['find_vector']['vector'])} at height {sum(result['find_vector']['vector'])} "
+          f"after {len(result['find_vector']['trace'])} probes")
+    print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
+    print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}")
+    for n in result["k_minimal"]:
+        print(f"  {str(n['vector']):<28} {n['height']:>6} {n['suppressed']:>7} {n['accuracy']:>8.3f} "
+              f"{n['completeness']:>8.3f} {n['distinct']:>8}")
+    p = result["preferred"]
+    print(f"preferred by {args.policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
+          f"completeness {p['completeness']:.3f})")
+    return 0
+
+
+def cmd_release(args) -> int:
+    dataset = _load(args)
+    max_sup = parse_max_sup(args.max_sup, dataset.n_rows)
+    weights = _weights(args.weights)
+    if args.node:
+        try:
+            node = tuple(int(x) for x in _split(args.node))
+        except ValueError:
+            raise MicroreleaseError(f"--node expects levels like 0,4,1; got {args.node!r}") from None
+        chosen_by = "node"
+    else:
+        answer = query(_profile(dataset, args), args.k, max_sup)
+        node = answer.preferred(args.policy, weights).vector
+        chosen_by = f"policy {args.policy}"
+    parameters = {"chosen_by": chosen_by, "policy": None if args.node else args.policy, "weights": weights or None}
+    report = write_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep, parameters=parameters)
+    data = report.data
+    if args.json:
+        print(report.to_json())
+    else:
+        print(f"released {data['output']['rows']} of {data['input']['rows']} rows at node {data['node']['vector']} "
+              f"({data['suppressed']['count']} suppressed) to {args.out}; re-checked: k-anonymous, "
+              f"smallest class {data['verification']['smallest_class']}")
+    return 0
+
+
+def cmd_check(args) -> int:
+    path, qi, _ = _resolve_data(args)
+    table = read_table(path, sep=args.sep)
+    result = check_k_anonymity(table, qi, args.k, limit=args.limit)
+    if args.json:
+        print(json.dumps(result.to_dict(args.limit), indent=2))
+    else:
+        verdict = "is" if result.is_k_anonymous else "is NOT"
+        print(f"{path} {verdict} {args.k}-anonymous over {', '.join(qi)} ({result.n_rows} rows, {result.n_classes} classes)")
+        print("smallest classes:")
+        print(result.smallest_classes.to_string(index=False))
+    return 0 if result.is_k_anonymous else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="microrelease", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("search", help="k-minimal generalizations, Find_vector and the preferred node")
+    _add_data_options(p)
+    _add_query_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("release", help="write the released table and its report, re-checked")
+    _add_data_options(p)
+    _add_query_options(p)
+    p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
+    p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
+    p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
+    p.add_argument("--json", action="store_true", help="print the report")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("check", help="is a file k-anonymous over some columns? lists the smallest classes")
+    _add_data_options(p, hierarchies=False)
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument("--limit", type=int, default=10, help="how many smallest classes to list")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (MicroreleaseError, ValueError, TypeError) as exc:
+        print(f"microrelease: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
