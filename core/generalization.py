@@ -36,7 +36,14 @@ def class_sizes(freq: FrequencySet, hierarchies: Sequence[Hierarchy], node: Sequ
     frequency-set tuple.
     """
     level_codes = generalize_codes(hierarchies, freq.codes, node)
-    _, tuple_class = np.unique(level_codes, axis=0, return_inverse=True)
+    radices = [h.level_size(d) for h, d in zip(hierarchies, node, strict=True)]
+    if float(np.prod(radices, dtype=float)) < 2**62:
+        key = np.zeros(len(level_codes), dtype=np.int64)
+        for i, r in enumerate(radices):  # mixed-radix number of the generalized tuple
+            key = key * r + level_codes[:, i]
+        _, tuple_class = np.unique(key, return_inverse=True)
+    else:
+        _, tuple_class = np.unique(level_codes, axis=0, return_inverse=True)
     tuple_class = tuple_class.reshape(-1)
     sizes = np.bincount(tuple_class, weights=freq.counts).astype(np.int64)
     return sizes, tuple_class

@@ -75,10 +75,20 @@ class Lattice:
         return node
 
     def index(self, node: Sequence[int]) -> int:
-        return int(np.ravel_multi_index(self.check_node(node), self.shape))
+        return sum(d * s for d, s in zip(self.check_node(node), self._strides, strict=True))
+
+    @cached_property
+    def _strides(self) -> tuple[int, ...]:
+        strides, acc = [], 1
+        for size in reversed(self.shape):
+            strides.append(acc)
+            acc *= size
+        return tuple(reversed(strides))
 
     def node(self, index: int) -> Node:
-        return tuple(int(d) for d in np.unravel_index(int(index), self.shape))
+        if not 0 <= index < self.size:
+            raise InvalidParameterError(f"node number {index} outside 0..{self.size - 1}")
+        return tuple(self.grid[index].tolist())
 
     def __iter__(self) -> Iterator[Node]:
         return (tuple(int(d) for d in row) for row in self.grid)
@@ -104,12 +114,11 @@ class Lattice:
     def edges(self) -> tuple[np.ndarray, np.ndarray]:
         """(source, target) arrays of every direct generalization step (target = source + e_i)."""
         src, tgt = [], []
-        strides = np.cumprod((1,) + self.shape[:0:-1])[::-1]
         ids = np.arange(self.size)
         for i, h in enumerate(self.heights):
             can = self.grid[:, i] < h
             src.append(ids[can])
-            tgt.append(ids[can] + strides[i])
+            tgt.append(ids[can] + self._strides[i])
         s, t = np.concatenate(src), np.concatenate(tgt)
         order = np.lexsort((t, s))
         s, t = s[order], t[order]
@@ -133,7 +142,21 @@ class Lattice:
 
     def nodes_at_height(self, height: int) -> list[Node]:
         """All vectors of the given height, in lexicographic order (Find_vector probes them so)."""
-        return [tuple(int(d) for d in row) for row in self.grid[self.node_heights == height]]
+        return self._tuples_by_height[height] if 0 <= height <= self.max_height else []
+
+    @cached_property
+    def _tuples_by_height(self) -> list[list[Node]]:
+        return [[tuple(row) for row in self.grid[idx].tolist()] for idx in self._by_height]
+
+    def indices_at_height(self, height: int) -> np.ndarray:
+        """Node numbers of the given height, ascending (which is lexicographic order of vectors)."""
+        return self._by_height[height] if 0 <= height <= self.max_height else np.zeros(0, dtype=np.int64)
+
+    @cached_property
+    def _by_height(self) -> list[np.ndarray]:
+        order = np.argsort(self.node_heights, kind="stable")
+        bounds = np.searchsorted(self.node_heights[order], np.arange(self.max_height + 2))
+        return [order[bounds[h]:bounds[h + 1]] for h in range(self.max_height + 1)]
 
     @staticmethod
     def dominates(upper: Sequence[int], lower: Sequence[int]) -> bool:

@@ -75,7 +75,7 @@ class LatticeProfile:
     sizes: np.ndarray
     counts: np.ndarray
     strategy: str = ""
-    _cum: dict = field(default_factory=dict, repr=False)
+    _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         """(sizes, counts) of ``node``'s equivalence classes."""
@@ -88,6 +88,8 @@ class LatticeProfile:
         n_nodes = len(self.offsets) - 1
         node_of_pair = np.repeat(np.arange(n_nodes, dtype=np.int64), np.diff(self.offsets))
         composite = node_of_pair * (self.n_rows + 1) + self.sizes
+        if n_nodes * (self.n_rows + 1) < np.iinfo(np.int32).max:
+            composite = composite.astype(np.int32)  # half the memory traffic for searchsorted
         # Running sums over all pairs; differences within one node are exact even if a running
         # sum wraps around int64, because two's-complement subtraction undoes the wrap.
         with np.errstate(over="ignore"):
@@ -97,17 +99,32 @@ class LatticeProfile:
         return composite, cum_mass, cum_cnt, cum_sq
 
     def stats(self, k: int) -> ClassStats:
-        """Suppressed rows, distinct released classes, ... of every node for this k (vectorized)."""
+        """Suppressed rows, distinct released classes, ... of every node for this k (vectorized).
+
+        The last 64 answers are kept: moving MaxSup or the policy does not recompute them.
+        """
+        if k in self._stats_cache:
+            return self._stats_cache[k]
+        stats = self._compute_stats(k)
+        if len(self._stats_cache) >= 64:
+            self._stats_cache.pop(next(iter(self._stats_cache)))
+        self._stats_cache[k] = stats
+        return stats
+
+    def _compute_stats(self, k: int) -> ClassStats:
         composite, cum_mass, cum_cnt, cum_sq = self._prefix
         n_nodes = len(self.offsets) - 1
         start, end = self.offsets[:-1], self.offsets[1:]
-        first_kept = np.searchsorted(composite, np.arange(n_nodes, dtype=np.int64) * (self.n_rows + 1) + k)
+        targets = (np.arange(n_nodes, dtype=np.int64) * (self.n_rows + 1) + k).astype(composite.dtype)
+        first_kept = np.searchsorted(composite, targets)
         with np.errstate(over="ignore"):
             suppressed = cum_mass[first_kept] - cum_mass[start]
             distinct = cum_cnt[end] - cum_cnt[first_kept]
             released_sq = cum_sq[end] - cum_sq[first_kept]
         has_release = first_kept < end
         smallest = np.where(has_release, self.sizes[np.minimum(first_kept, len(self.sizes) - 1)], 0)
+        for arr in (suppressed, distinct, smallest, released_sq):
+            arr.setflags(write=False)  # cached and shared between answers
         return ClassStats(k, suppressed, distinct, smallest, released_sq)
 
 

@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from microrelease.core.exceptions import DataError
 
 
-class AttributeRole(str, Enum):
+class AttributeRole(StrEnum):
     IDENTIFIER = "identifier"
     QUASI_IDENTIFIER = "quasi-identifier"
     SENSITIVE = "sensitive"

@@ -63,24 +63,40 @@ class FindVectorResult:
         return {"vector": None if self.vector is None else list(self.vector), "trace": [p.to_dict() for p in self.trace]}
 
 
-def find_vector(lattice: Lattice, satisfies: Callable[[Node], bool]) -> FindVectorResult:
+def find_vector(
+    lattice: Lattice,
+    satisfies: Callable[[Node], bool] | None = None,
+    *,
+    satisfying: np.ndarray | None = None,
+) -> FindVectorResult:
     """Samarati's Find_vector: a satisfying vector of minimum height, with a trace of every probe.
 
-    At each probed height the vectors are tested in lexicographic order until one satisfies.
-    ``satisfies`` must be monotone (true at v implies true above v). If the search ends on the top
-    without having tested it, the top is tested; if even it fails, the result's vector is None.
+    Give either a monotone predicate ``satisfies(node)`` or a boolean array ``satisfying`` over the
+    node numbers (what a profile answer has; probes are then vectorized). At each probed height
+    the vectors are tested in lexicographic order until one satisfies. If the search ends on the
+    top without having tested it, the top is tested; if even it fails, the vector is None.
     """
+    if (satisfies is None) == (satisfying is None):
+        raise TypeError("find_vector needs exactly one of 'satisfies' and 'satisfying'")
+
+    def probe(height: int) -> tuple[list[Node], Node | None]:
+        vectors = lattice.nodes_at_height(height)  # lexicographic order
+        if satisfying is not None:
+            hits = np.flatnonzero(satisfying[lattice.indices_at_height(height)])
+            if len(hits):
+                return vectors[: hits[0] + 1], vectors[hits[0]]
+            return vectors, None
+        for i, v in enumerate(vectors):
+            if satisfies(v):
+                return vectors[: i + 1], v
+        return vectors, None
+
     low, high = 0, lattice.max_height
     solution: Node = lattice.top
     trace = []
     while low < high:
         tried = (low + high) // 2
-        tested, found = [], None
-        for vector in lattice.nodes_at_height(tried):
-            tested.append(vector)
-            if satisfies(vector):
-                found = vector
-                break
+        tested, found = probe(tried)
         trace.append(Probe(low, high, tried, tuple(tested), found))
         if found is not None:
             solution, high = found, tried
@@ -89,9 +105,9 @@ def find_vector(lattice: Lattice, satisfies: Callable[[Node], bool]) -> FindVect
     if not any(p.satisfied == solution for p in trace):
         # The paper assumes the top satisfies; with height-0 hierarchies or a small MaxSup it may
         # not, and then no vector does (monotonicity), so we test it instead of assuming.
-        ok = satisfies(solution)
-        trace.append(Probe(low, high, lattice.max_height, (solution,), solution if ok else None))
-        if not ok:
+        tested, found = probe(lattice.max_height)
+        trace.append(Probe(low, high, lattice.max_height, tuple(tested), found))
+        if found is None:
             return FindVectorResult(None, tuple(trace))
     return FindVectorResult(solution, tuple(trace))
 
@@ -187,7 +203,7 @@ class Answer:
         return [self.node(int(i)) for i in self.k_minimal_indices]
 
     def find_vector(self) -> FindVectorResult:
-        return find_vector(self.lattice, lambda v: bool(self.satisfying[self.lattice.index(v)]))
+        return find_vector(self.lattice, satisfying=self.satisfying)
 
     def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None) -> NodeResult:
         """The k-minimal node the policy prefers (ties broken as documented in policies).

@@ -8,7 +8,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
-from strategies import hierarchy_rows
 
 from microrelease.core import (
     CoverageError,
@@ -23,6 +22,8 @@ from microrelease.core import (
     write_arx,
 )
 from microrelease.core.samples import sample
+
+from strategies import hierarchy_rows
 
 
 def test_reads_the_adult_age_hierarchy():

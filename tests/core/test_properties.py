@@ -5,13 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from brute import all_nodes, class_counter, k_minimal, level_maps, min_satisfying_height, suppressed
 from hypothesis import given
-from strategies import random_cases
 
 from microrelease.core import Hierarchy, build_profile, generalize, load_dataset, outlier_matrix, query
 from microrelease.core.generalization import suppressed_count
 from microrelease.core.release import check_k_anonymity
+
+from brute import all_nodes, class_counter, k_minimal, level_maps, min_satisfying_height, suppressed
+from strategies import random_cases
 
 
 def dataset_of(case):

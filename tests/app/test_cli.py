@@ -1,0 +1,103 @@
+"""The command line: the JSON shape of search, release with read-back, check's exit codes, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from microrelease.app.cli import main
+from microrelease.core.samples import sample
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_search_json_has_the_documented_shape(capsys):
+    folder = sample("samarati").folder
+    code, out, _ = run(capsys, "search", str(folder / "samarati.csv"), "--qi", "Race,ZIP", "--hierarchy-dir", str(folder),
+                       "--k", "2", "--max-sup", "2", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert set(result) >= {"n_rows", "qi", "heights", "lattice_size", "k", "max_sup", "find_vector", "k_minimal", "preferred"}
+    assert (result["n_rows"], result["qi"], result["heights"], result["lattice_size"]) == (9, ["Race", "ZIP"], [1, 2], 6)
+    assert sorted(n["vector"] for n in result["k_minimal"]) == [[0, 1], [1, 0]]
+    assert set(result["k_minimal"][0]) == {"vector", "height", "suppressed", "accuracy", "completeness", "distinct",
+                                           "rel_distance"}
+    assert result["find_vector"]["vector"] == [0, 1]
+    assert result["find_vector"]["trace"][0] == {"low": 0, "high": 3, "try": 1, "tested": [[0, 1]], "satisfied": [0, 1]}
+    assert result["preferred"]["policy"] == "min-relative" and result["preferred"]["vector"] == [0, 1]
+
+
+def test_search_follows_the_qi_order_and_explicit_hierarchies(capsys):
+    folder = sample("samarati").folder
+    code, out, _ = run(capsys, "search", str(folder / "samarati.csv"), "--qi", "ZIP,Race",
+                       "--hierarchy", f"ZIP={folder / 'samarati_hierarchy_ZIP.csv'}",
+                       "--hierarchy", f"Race={folder / 'samarati_hierarchy_Race.csv'}", "--k", "2", "--json")
+    assert code == 0
+    assert sorted(n["vector"] for n in json.loads(out)["k_minimal"]) == [[1, 1], [2, 0]]
+
+
+def test_max_sup_share_and_weighted_policy(capsys):
+    code, out, _ = run(capsys, "search", "--sample", "adult", "--k", "5", "--max-sup", "1%", "--policy", "weighted",
+                       "--weights", "age=5,sex=1", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["max_sup"] == 301 and result["preferred"]["weights"] == {"age": 5.0, "sex": 1.0}
+
+
+def test_release_and_check_round_trip(tmp_path, capsys):
+    out_csv = tmp_path / "adult_k5.csv"
+    code, out, _ = run(capsys, "release", "--sample", "adult", "--k", "5", "--max-sup", "100", "--policy",
+                       "min-suppression", "-o", str(out_csv))
+    assert code == 0 and "re-checked" in out
+    report = json.loads((tmp_path / "adult_k5.report.json").read_text())
+    assert report["output"]["rows"] == 30162 - report["suppressed"]["count"]
+    assert len(report["suppressed"]["rows"]) == report["suppressed"]["count"] <= 100
+    assert len(pd.read_csv(out_csv)) == report["output"]["rows"]
+    qi = ",".join(sample("adult").qi)
+    code, out, _ = run(capsys, "check", str(out_csv), "--qi", qi, "--k", "5")
+    assert code == 0 and "is 5-anonymous" in out
+    code, out, _ = run(capsys, "check", "--sample", "adult", "--k", "5", "--json")
+    assert code == 1 and json.loads(out)["k_anonymous"] is False
+
+
+def test_release_of_an_explicit_node_drops_identifiers(tmp_path, capsys):
+    data = tmp_path / "people.csv"
+    data.write_text("name;Race;ZIP\n" + "".join(
+        f"p{i};{r};{z}\n" for i, (r, z) in enumerate(pd.read_csv(sample("samarati").path, dtype=str).values)))
+    folder = sample("samarati").folder
+    code, out, _ = run(capsys, "release", str(data), "--qi", "Race,ZIP", "--identifier", "name", "--hierarchy-dir",
+                       str(folder), "--k", "2", "--node", "1,1", "-o", str(tmp_path / "o.csv"), "--json")
+    assert code == 0
+    assert json.loads(out)["node"]["vector"] == [1, 1]
+    assert "name" not in pd.read_csv(tmp_path / "o.csv").columns
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["search", "--sample", "adult", "--k", "0"], "'k' parameter must be at least 1"),
+    (["search", "--sample", "adult", "--k", "5", "--max-sup", "-1"], "'max_sup' parameter must be at least 0"),
+    (["search", "--sample", "adult", "--qi", "sex,zip", "--k", "5"], "unknown QI column(s) ['zip']"),
+    (["search", "--sample", "adult", "--k", "99999"], "at most the number of rows (30162)"),
+    (["search", "--k", "2"], "no data"),
+    (["release", "--sample", "samarati", "--k", "2", "--node", "0,9", "-o", "x.csv"], "level 9 of 'ZIP'"),
+    (["search", "--sample", "adult", "--k", "5", "--weights", "age"], "--weights expects NAME=VALUE"),
+])
+def test_errors_name_the_parameter_and_exit_2(capsys, argv, message):
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and message in err and err.startswith("microrelease: error:")
+
+
+def test_console_script_is_installed():
+    script = Path(sys.executable).parent / "microrelease"
+    assert script.exists(), "the microrelease console script is not installed next to this Python"
+    done = subprocess.run([str(script), "search", "--sample", "samarati", "--k", "2", "--max-sup", "0"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "2 k-minimal generalization(s)" in done.stdout

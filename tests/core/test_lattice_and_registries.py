@@ -1,0 +1,94 @@
+"""Lattice invariants, the policy/metric registries' contracts, progress and cancellation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from microrelease.core import METRICS, POLICIES, Cancelled, Lattice, build_profile, query
+from microrelease.core.policies import prefer
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4))
+def test_lattice_invariants(heights):
+    lat = Lattice(tuple(heights))
+    assert lat.size == np.prod([h + 1 for h in heights])
+    assert sorted(lat.node_heights.tolist()) == sorted(sum(v) for v in lat)
+    for v in lat:
+        assert lat.node(lat.index(v)) == v
+        for w in lat.successors(v):
+            assert v in lat.predecessors(w) and sum(w) == sum(v) + 1
+    src, tgt = lat.edges
+    assert len(src) == sum(len(lat.successors(v)) for v in lat)
+    g = lat.to_networkx()
+    assert g.number_of_nodes() == lat.size and g.number_of_edges() == len(src)
+    assert all(g.nodes[v]["height"] == sum(v) for v in g.nodes)
+
+
+def test_policy_registry_contract(adult_profile):
+    answer = query(adult_profile, 5, 100)
+    candidates = answer.k_minimal_indices
+    for name, policy in POLICIES.items():
+        assert dataclasses.is_dataclass(policy) and policy.name == name
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            policy.name = "x"
+        chosen = answer.preferred(name)
+        assert chosen.k_minimal
+        # the chosen node has the best score among the candidates
+        w = np.ones(len(adult_profile.lattice.heights))
+        scores = policy.score(adult_profile.lattice, answer.stats, candidates, w)
+        best = policy.score(adult_profile.lattice, answer.stats, np.array([answer.lattice.index(chosen.vector)]), w)
+        assert best[0] == pytest.approx(scores.min())
+
+
+def test_policies_follow_their_definitions(adult_profile):
+    answer = query(adult_profile, 10, 50)
+    nodes = answer.k_minimal_nodes()
+    assert answer.preferred("min-absolute").height == min(n.height for n in nodes)
+    assert answer.preferred("min-relative").rel_distance == pytest.approx(min(n.rel_distance for n in nodes))
+    assert answer.preferred("max-distribution").distinct == max(n.distinct for n in nodes)
+    assert answer.preferred("min-suppression").suppressed == min(n.suppressed for n in nodes)
+    # a heavy weight on age steers the weighted policy away from generalizing age
+    heavy = answer.preferred("weighted", {"age": 100})
+    assert heavy.vector[1] == min(n.vector[1] for n in nodes)
+
+
+def test_ties_break_deterministically(samarati):
+    answer = query(build_profile(samarati), 2, 2)
+    # [0,1] and [1,0] tie on height and suppression (2 each); relative distance 0.5 < 1 picks [0,1]
+    assert answer.preferred("min-absolute").vector == (0, 1)
+    # equal on everything but the vector: the lexicographically smallest wins
+    lat = answer.lattice
+    both = np.array([lat.index((1, 0)), lat.index((0, 1))])
+    assert prefer("min-suppression", lat, answer.stats, both) == lat.index((0, 1))
+
+
+def test_metric_registry_contract(adult_profile):
+    answer = query(adult_profile, 5, 0)
+    for name, metric in METRICS.items():
+        values = answer.metrics[name]
+        assert metric.name == name and len(values) == adult_profile.lattice.size
+    # accuracy falls and completeness rises (weakly) up every edge
+    src, tgt = adult_profile.lattice.edges
+    assert np.all(answer.metrics["accuracy"][tgt] < answer.metrics["accuracy"][src])
+    assert np.all(answer.metrics["completeness"][tgt] >= answer.metrics["completeness"][src])
+
+
+def test_progress_is_reported_and_work_can_be_cancelled(adult):
+    seen = []
+    build_profile(adult, progress=seen.append)
+    assert seen[0] == 0.0 and seen[-1] == pytest.approx(1.0) and seen == sorted(seen) and len(seen) > 5
+    calls = []
+
+    def stop_after_three():
+        calls.append(1)
+        return len(calls) > 3
+
+    for strategy in ("numba", "direct"):
+        calls.clear()
+        with pytest.raises(Cancelled):
+            build_profile(adult, strategy=strategy, should_stop=stop_after_three)
