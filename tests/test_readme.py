@@ -1,0 +1,28 @@
+"""The README's Python example runs as written, and CI runs the README's test command."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def test_python_example_runs(tmp_path, monkeypatch, capsys):
+    block = re.search(r"## Python API\n\n```python\n(.*?)```", README, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "k-minimal nodes; Find_vector found" in out
+    assert "'k_anonymous': True" in out
+    assert (tmp_path / "adult_k5.csv").exists() and (tmp_path / "adult_k5.report.json").exists()
+
+
+def test_readme_opens_with_two_commands_and_ci_runs_the_second():
+    blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
+    first, second = blocks[0], blocks[1]
+    assert first.startswith("# 1.") and "pip install ." in first
+    assert second.startswith("# 2.") and "pytest" in second
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "README.md" in ci and "# 2." in ci  # .ci/run extracts and runs command 2 from the README
