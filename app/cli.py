@@ -143,6 +143,7 @@ def cmd_search(args) -> int:
         "k": answer.k,
         "max_sup": answer.max_sup,
         "missing_qi_values": dict(dataset.missing_counts),
+        "blank_lines_skipped": dataset.blank_lines_skipped,
         "find_vector": answer.find_vector().to_dict(),
         "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
         "preferred": {"policy": args.policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},

@@ -40,7 +40,10 @@ def detect_separator(sample: str) -> str:
 
 
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV with every cell as text; a malformed file raises DataError naming the line."""
+    """Read a CSV with every cell as text; a malformed file raises DataError naming the line.
+
+    Blank lines are not rows; their number is kept in ``df.attrs["blank_lines_skipped"]``.
+    """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file not found: {path}")
@@ -55,9 +58,12 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
         raise DataError(f"{path} is not a well-formed CSV with separator {sep!r}: {exc}") from None
     with open(path, encoding="utf-8-sig", errors="replace") as fh:
         header = next(csv.reader([fh.readline()], delimiter=sep), [])
+        # pandas skips blank lines; count them so that the skip is reported, never silent
+        blank = sum(1 for line in fh if not line.strip())
     dup = sorted({c for c in header if header.count(c) > 1})
     if dup:
         raise DataError(f"{path}: duplicate column names in the header: {dup}")
+    df.attrs["blank_lines_skipped"] = blank
     return df
 
 
@@ -100,6 +106,7 @@ class Dataset:
     hierarchies: tuple[Hierarchy, ...]
     checksum: str = ""
     source: str = ""
+    blank_lines_skipped: int = 0
     codes: np.ndarray = field(init=False, repr=False)
     missing_counts: dict[str, int] = field(init=False, repr=False)
 
@@ -193,4 +200,5 @@ def load_dataset(
             where = f" or in {hierarchy_dir}" if hierarchy_dir is not None else ""
             raise DataError(f"no hierarchy for QI {name!r}: give one with --hierarchy {name}=PATH{where}")
         resolved.append(spec if isinstance(spec, Hierarchy) else read_arx(spec, name))
-    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source)
+    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
+                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)))

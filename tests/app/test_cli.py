@@ -101,3 +101,24 @@ def test_console_script_is_installed():
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "2 k-minimal generalization(s)" in done.stdout
+
+
+def test_progress_bar_draws_on_a_terminal_and_is_silenced_by_quiet():
+    import io
+
+    from microrelease.app.cli import ProgressBar
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = Terminal()
+    bar = ProgressBar("lattice profile", quiet=False, stream=stream)
+    bar(0.5)
+    bar(1.0)
+    bar.close()
+    assert "lattice profile [###############...............]  50%" in stream.getvalue()
+    assert stream.getvalue().endswith("100%\n")
+    quiet = Terminal()
+    ProgressBar("x", quiet=True, stream=quiet)(0.5)
+    assert quiet.getvalue() == ""

@@ -127,3 +127,9 @@ def test_unknown_policy_and_weights():
         answer.preferred("weighted", {"age": 2})
     with pytest.raises(InvalidParameterError, match=r"weight of 'sex' must be a finite number >= 0"):
         answer.preferred("weighted", {"sex": -1})
+
+
+def test_blank_lines_are_counted_not_silently_dropped(tmp_path):
+    (tmp_path / "gaps.csv").write_text("sex,age\nM,3\n\nF,4\n\n")
+    ds = load_dataset(tmp_path / "gaps.csv", qi=["sex"], hierarchies={"sex": SEX})
+    assert ds.n_rows == 2 and ds.blank_lines_skipped == 2
