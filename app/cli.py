@@ -208,6 +208,14 @@ def cmd_check(args) -> int:
     return 0 if result.is_k_anonymous else 1
 
 
+def cmd_app(args) -> int:
+    from microrelease.app.main import serve  # Panel is loaded only for this command
+
+    dataset = _load(args) if (args.data or args.qi) else None
+    serve(host=args.host, port=args.port, sample=args.sample or "adult", dataset=dataset, show=args.show)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="microrelease", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -226,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("app", help="serve the dashboard (opens on the bundled adult sample)")
+    _add_data_options(p)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5006, help="port (default 5006)")
+    p.add_argument("--show", action="store_true", help="open a browser")
+    p.set_defaults(func=cmd_app)
 
     p = sub.add_parser("check", help="is a file k-anonymous over some columns? lists the smallest classes")
     _add_data_options(p, hierarchies=False)

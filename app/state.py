@@ -1,0 +1,175 @@
+"""Dashboard state: param classes that import no Panel (views hang off them; tests drive them).
+
+``Explorer`` owns one dataset, its whole-lattice profile and the current question (k, MaxSup,
+policy). Every change of the question is answered from the profile (``microrelease.core.query``),
+never by re-reading the data. What the lattice view draws is derived here too, so the browser and
+the tests see the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import param
+
+from microrelease.app import graph
+from microrelease.core import (
+    POLICIES,
+    Answer,
+    Dataset,
+    GeneralizedTable,
+    LatticeProfile,
+    NoSolutionError,
+    build_profile,
+    generalize,
+    query,
+)
+from microrelease.core.search import FindVectorResult
+
+STATUS = ("fails", "satisfies", "k-minimal", "preferred")
+STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728"}
+
+
+class Explorer(param.Parameterized):
+    """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
+
+    k = param.Integer(default=2, bounds=(1, None), doc="every released QI combination has >= k rows")
+    max_sup = param.Integer(default=0, bounds=(0, None), label="MaxSup (rows)")
+    policy = param.Selector(default="min-relative", objects=list(POLICIES))
+    weights = param.Dict(default={}, doc="per-QI weights for the weighted policy")
+    view = param.Selector(default="auto", objects=["auto", "focused", "full", "sub-lattice"])
+    fixed = param.Dict(default={}, doc="QI -> level, for the sub-lattice view")
+    expanded = param.List(default=[], item_type=int, doc="nodes whose neighbours are drawn too")
+    selected = param.Integer(default=None, allow_None=True)
+    probe = param.Integer(default=None, allow_None=True, doc="Find_vector step highlighted (index in the trace)")
+
+    dataset = param.ClassSelector(class_=Dataset, allow_None=True, precedence=-1)
+    profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
+    answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
+    preferred = param.Integer(default=None, allow_None=True, precedence=-1)
+    message = param.String(default="", precedence=-1)
+
+    def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
+        super().__init__(**params)
+        if dataset is not None:
+            self.load(dataset, profile)
+
+    # --- loading --------------------------------------------------------------------------------
+    def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
+             progress: Callable[[float], None] | None = None) -> None:
+        """Use ``dataset`` (building its profile unless given) and answer the current question."""
+        profile = profile or build_profile(dataset, progress=progress)
+        n = dataset.n_rows
+        k, max_sup = min(self.k, n), min(self.max_sup, n)
+        answer, preferred, message = self._compute(profile, k, max_sup)
+        # One batch: views never see the new lattice with the old answer.
+        with param.parameterized.batch_call_watchers(self), param.parameterized.discard_events(self):
+            self.param.k.bounds = (1, n)
+            self.param.max_sup.bounds = (0, n)
+            self.k, self.max_sup = k, max_sup
+        with param.parameterized.batch_call_watchers(self):
+            self.dataset, self.profile = dataset, profile
+            self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
+            self.weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
+            self.answer, self.preferred, self.message = answer, preferred, message
+            self.param.trigger("k", "max_sup")
+
+    def _compute(self, profile: LatticeProfile, k: int, max_sup: int):
+        answer = query(profile, k, max_sup)
+        try:
+            return answer, profile.lattice.index(answer.preferred(self.policy, self.weights).vector), ""
+        except NoSolutionError as exc:
+            return answer, None, str(exc)
+
+    @param.depends("k", "max_sup", "policy", "weights", watch=True)
+    def _answer(self) -> None:
+        if self.profile is None:
+            return
+        answer, preferred, message = self._compute(self.profile, self.k, self.max_sup)
+        with param.parameterized.batch_call_watchers(self):
+            self.answer, self.preferred, self.message = answer, preferred, message
+
+    # --- derived ---------------------------------------------------------------------------------
+    @property
+    def lattice(self):
+        return self.profile.lattice
+
+    def status(self) -> np.ndarray:
+        """Per node: 0 fails, 1 satisfies, 2 k-minimal, 3 preferred (indices into STATUS)."""
+        a = self.answer
+        s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
+        if self.preferred is not None:
+            s[self.preferred] = 3
+        return s
+
+    def effective_view(self) -> str:
+        if self.view != "auto":
+            return self.view
+        return "full" if self.lattice.size <= graph.FOCUS_LIMIT else "focused"
+
+    def drawn(self) -> np.ndarray:
+        """Node numbers the lattice view draws, for the current view mode."""
+        mode = self.effective_view()
+        if mode == "full":
+            ids = np.arange(self.lattice.size)
+        elif mode == "sub-lattice":
+            ids = graph.sublattice(self.lattice, self.fixed)
+        else:
+            first = [i for i in (self.preferred, self.selected) if i is not None]
+            ids = graph.frontier(self.lattice, self.answer.satisfying, self.answer.minimal, first=first)
+        if self.expanded:
+            below, above = graph.neighbours(self.lattice, self.expanded)
+            ids = np.union1d(ids, np.concatenate([below, above, self.expanded]))
+        if self.selected is not None and self.selected not in ids:
+            ids = np.append(ids, self.selected)
+        return np.asarray(ids, dtype=np.int64)
+
+    def vector_text(self, i: int) -> str:
+        """The vector spelled with level names: ``sex: *, age: 10-wide bands, ...``."""
+        v = self.lattice.node(i)
+        return ", ".join(f"{h.attribute}: {h.level_names[d]}" for h, d in zip(self.dataset.hierarchies, v, strict=True))
+
+    def nodes_frame(self, ids: np.ndarray | None = None) -> pd.DataFrame:
+        """One row per node (default: every node) with what the views show and hover."""
+        ids = np.arange(self.lattice.size) if ids is None else np.asarray(ids, dtype=np.int64)
+        a, m = self.answer, self.answer.metrics
+        status = self.status()[ids]
+        return pd.DataFrame({
+            "node": ids,
+            "vector": [str(list(self.lattice.node(int(i)))) for i in ids],
+            "levels": [self.vector_text(int(i)) for i in ids],
+            "height": self.lattice.node_heights[ids],
+            "status": np.asarray(STATUS, dtype=object)[status],
+            "suppressed": a.stats.suppressed[ids],
+            "accuracy": m["accuracy"][ids].round(4),
+            "completeness": m["completeness"][ids].round(4),
+            "distinct": a.stats.distinct[ids],
+        })
+
+    def k_minimal_vectors(self) -> list[list[int]]:
+        return [list(n.vector) for n in self.answer.k_minimal_nodes()]
+
+    def find_vector(self) -> FindVectorResult:
+        return self.answer.find_vector()
+
+    def release(self, node: int | None = None) -> GeneralizedTable:
+        """The generalized table with minimal required suppression at ``node`` (default: selected)."""
+        node = self.selected if node is None else node
+        return generalize(self.dataset, self.lattice.node(node), self.k)
+
+    def summary(self) -> str:
+        """One paragraph for the page, with stable element ids the browser tests read."""
+        if self.answer is None:
+            return "No data loaded."
+        kmin = self.k_minimal_vectors()
+        pref = "none" if self.preferred is None else str(list(self.lattice.node(self.preferred)))
+        shown = " ".join(str(v) for v in kmin[:40]) + (f" … (+{len(kmin) - 40})" if len(kmin) > 40 else "")
+        return (
+            f"**k = <span id='k'>{self.k}</span>, MaxSup = <span id='max-sup'>{self.max_sup}</span> rows** "
+            f"({self.max_sup / self.dataset.n_rows:.2%}) · {int(self.answer.satisfying.sum())} of "
+            f"{self.lattice.size} nodes satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal: "
+            f"<span id='kmin'>{shown}</span> · preferred ({self.policy}): <span id='preferred'>{pref}</span>"
+            + (f"\n\n⚠ {self.message}" if self.message else "")
+        )

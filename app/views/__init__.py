@@ -1,0 +1,1 @@
+"""Panel views over :class:`microrelease.app.state.Explorer` (each a small ``pn.viewable.Viewer``)."""

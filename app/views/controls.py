@@ -1,0 +1,97 @@
+"""k, MaxSup (rows and %), preference policy and weights, and the lattice view mode."""
+
+from __future__ import annotations
+
+import panel as pn
+import param
+
+from microrelease.app.state import Explorer
+from microrelease.core import POLICIES
+
+
+class Controls(pn.viewable.Viewer):
+    explorer = param.ClassSelector(class_=Explorer)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        e = self.explorer
+        self._syncing = False
+        self.k_slider = pn.widgets.IntSlider.from_param(e.param.k, name="k", end=min(100, e.param.k.bounds[1] or 100),
+                                                        css_classes=["k-slider"])
+        self.k_input = pn.widgets.IntInput.from_param(e.param.k, name="k (exact)", css_classes=["k-input"])
+        self.sup_rows = pn.widgets.IntInput.from_param(e.param.max_sup, name="MaxSup (rows)", css_classes=["maxsup-rows"])
+        self.sup_pct = pn.widgets.FloatInput(name="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
+                                             css_classes=["maxsup-pct"])
+        self.policy = pn.widgets.Select.from_param(e.param.policy, name="Preference policy",
+                                                   options={p.label: n for n, p in POLICIES.items()})
+        self.weights = pn.Column()
+        self.view = pn.widgets.RadioButtonGroup.from_param(e.param.view, name="Lattice view", button_type="light")
+        self.fixed = pn.Column()
+        self.expand = pn.widgets.Button(name="Show neighbours of selected node", button_type="default")
+        self.reset = pn.widgets.Button(name="Reset expansions", button_type="light")
+        self.expand.on_click(self._expand)
+        self.reset.on_click(lambda _: setattr(e, "expanded", []))
+        self.sup_pct.param.watch(self._pct_to_rows, "value")
+        e.param.watch(self._rows_to_pct, ["max_sup"])
+        e.param.watch(self._rebuild, ["profile"])
+        e.param.watch(lambda ev: setattr(self.weights, "visible", ev.new == "weighted"), ["policy"])
+        self._rebuild()
+
+    def _pct_to_rows(self, event) -> None:
+        if self._syncing:  # the % box is only echoing a change of the rows box
+            return
+        n = self.explorer.dataset.n_rows
+        self.explorer.max_sup = min(int(event.new / 100 * n + 1e-9), n)  # a share rounds down, as in the core
+
+    def _rows_to_pct(self, event) -> None:
+        self._show_pct(event.new)
+
+    def _show_pct(self, rows: int) -> None:
+        self._syncing = True
+        try:
+            self.sup_pct.value = round(100 * rows / self.explorer.dataset.n_rows, 3)
+        finally:
+            self._syncing = False
+
+    def _expand(self, _) -> None:
+        e = self.explorer
+        if e.selected is not None and e.selected not in e.expanded:
+            e.expanded = [*e.expanded, e.selected]
+
+    def _rebuild(self, *_) -> None:
+        e = self.explorer
+        if e.dataset is None:
+            return
+        self.k_slider.end = min(100, e.dataset.n_rows)
+        self._show_pct(e.max_sup)
+        boxes = []
+        for q in e.dataset.quasi_identifiers:
+            box = pn.widgets.FloatInput(name=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
+            box.param.watch(lambda ev, q=q: setattr(e, "weights", {**e.weights, q: ev.new}), "value")
+            boxes.append(box)
+        self.weights.objects = boxes
+        self.weights.visible = e.policy == "weighted"
+        selects = []
+        for q, h in zip(e.dataset.quasi_identifiers, e.dataset.hierarchies, strict=True):
+            options = {"free": -1, **{f"{j}: {name}": j for j, name in enumerate(h.level_names)}}
+            sel = pn.widgets.Select(name=f"fix {q}", options=options, value=e.fixed.get(q, -1))
+            sel.param.watch(lambda ev, q=q: self._fix(q, ev.new), "value")
+            selects.append(sel)
+        self.fixed.objects = selects
+
+    def _fix(self, qi: str, level: int) -> None:
+        e = self.explorer
+        fixed = {k: v for k, v in e.fixed.items() if k != qi}
+        if level >= 0:
+            fixed[qi] = level
+        e.fixed = fixed
+        if fixed:
+            e.view = "sub-lattice"
+
+    def __panel__(self):
+        return pn.Column(
+            "### Question", self.k_slider, self.k_input, self.sup_rows, self.sup_pct, self.policy, self.weights,
+            "### Lattice view", self.view, self.expand, self.reset,
+            pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,
+            width=300,
+        )

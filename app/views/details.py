@@ -1,0 +1,73 @@
+"""The selected node: generalized table, class-size histogram, suppressed rows, metrics, risk."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import panel as pn
+import param
+
+from microrelease.app.state import Explorer
+from microrelease.app.views.common import CANVAS
+
+PREVIEW_ROWS = 200
+
+
+class NodeDetails(pn.viewable.Viewer):
+    explorer = param.ClassSelector(class_=Explorer)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.table = pn.widgets.Tabulator(disabled=True, show_index=False, height=300, pagination=None,
+                                          sizing_mode="stretch_width", css_classes=["released-table"])
+        self.suppressed = pn.widgets.Tabulator(disabled=True, show_index=True, height=180,
+                                               sizing_mode="stretch_width", css_classes=["suppressed-table"])
+        self.metrics = pn.pane.Markdown(css_classes=["node-metrics"], sizing_mode="stretch_width")
+        self.explorer.param.watch(self._refresh, ["selected", "answer"])
+        self._refresh()
+
+    def _refresh(self, *_) -> None:
+        e = self.explorer
+        if e.answer is None or e.selected is None:
+            self.metrics.object = "Tap a node in the lattice or the trade-off plot to see its release."
+            self.table.value = self.suppressed.value = None
+            return
+        gt = e.release(e.selected)
+        r = e.answer.node(e.selected)
+        self.table.value = gt.released.head(PREVIEW_ROWS).reset_index(drop=True)
+        ids = e.dataset.schema.output_columns(list(e.dataset.table.columns))
+        self.suppressed.value = e.dataset.table.loc[gt.suppressed_rows[:PREVIEW_ROWS], ids]
+        self.metrics.object = (
+            f"**Selected node <span id='sel'>{list(r.vector)}</span>** (height {r.height}; {e.vector_text(e.selected)})  \n"
+            f"{'satisfies' if r.satisfies else 'does not satisfy'} k = {e.k} within MaxSup = {e.max_sup}"
+            f"{' · k-minimal' if r.k_minimal else ''}  \n"
+            f"suppressed rows: <span id='sel-suppressed'>{r.suppressed}</span> · released {e.dataset.n_rows - r.suppressed}"
+            f" of {e.dataset.n_rows} · distinct combinations {r.distinct} · smallest class {r.smallest_class}  \n"
+            f"accuracy {r.accuracy:.3f} · completeness {r.completeness:.3f} · discernibility {r.discernibility:,} · "
+            f"average class {r.avg_class_size:.1f} · **highest re-identification risk "
+            f"{'—' if not r.max_risk else f'{r.max_risk:.3f} (1 in {r.smallest_class})'}**"
+            + (f"  \nShowing the first {PREVIEW_ROWS} rows." if len(gt.released) > PREVIEW_ROWS else "")
+        )
+
+    @param.depends("explorer.selected", "explorer.answer")
+    def histogram(self):
+        e = self.explorer
+        if e.answer is None or e.selected is None:
+            return hv.Bars([], ["class size"], ["classes", "fate"])
+        sizes, counts = e.profile.histogram(e.lattice.node(e.selected))
+        kept = np.where(sizes >= e.k, "released", "suppressed")
+        return hv.Bars((sizes.astype(str), counts, kept), ["class size"], ["classes", "fate"]).opts(
+            color="fate", cmap={"released": "#6baed6", "suppressed": "#bdbdbd"}, tools=["hover"],
+            responsive=True, height=220, title="Equivalence-class sizes (size < k are suppressed)",
+            xrotation=45, backend_opts=CANVAS)
+
+    def __panel__(self):
+        return pn.Column(
+            self.metrics,
+            pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width", height=240),
+            pn.pane.Markdown("**Generalized table** (identifiers dropped, suppressed rows removed)"),
+            self.table,
+            pn.pane.Markdown("**Suppressed rows** (input row number and values)"),
+            self.suppressed,
+            sizing_mode="stretch_width",
+        )

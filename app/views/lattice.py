@@ -1,0 +1,112 @@
+"""The lattice of distance vectors, drawn in layers by height, coloured by status; tap selects."""
+
+from __future__ import annotations
+
+import holoviews as hv
+import numpy as np
+import pandas as pd
+import panel as pn
+import param
+
+from microrelease.app import graph
+from microrelease.app.state import STATUS, STATUS_COLORS, Explorer
+from microrelease.app.views.common import CANVAS
+
+HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"), ("suppressed rows", "@suppressed"),
+         ("accuracy", "@accuracy"), ("completeness", "@completeness"), ("distinct classes", "@distinct")]
+DEPENDS = ["explorer.answer", "explorer.preferred", "explorer.selected", "explorer.view", "explorer.fixed",
+           "explorer.expanded", "explorer.probe", "explorer.profile"]
+
+
+class LatticeView(pn.viewable.Viewer):
+    """Nodes as hv.Points over hv.Segments edges (hv.Graph cannot report a tapped node)."""
+
+    explorer = param.ClassSelector(class_=Explorer)
+    height = param.Integer(default=560)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._frame = pd.DataFrame()
+        self._points = hv.DynamicMap(self.points)
+        self.selection = hv.streams.Selection1D(source=self._points)
+        self.selection.param.watch(self._on_tap, "index")
+
+    def _on_tap(self, event) -> None:
+        if event.new and len(self._frame):
+            self.explorer.selected = int(self._frame["node"].iloc[event.new[0]])
+
+    def _drawn_frame(self) -> pd.DataFrame:
+        e = self.explorer
+        ids = e.drawn()
+        frame = e.nodes_frame(ids)
+        frame["x"], frame["y"] = graph.layered_layout(e.lattice, ids)
+        outline = np.full(len(ids), "#ffffff", dtype=object)
+        if e.probe is not None:
+            trace = e.find_vector().trace
+            if 0 <= e.probe < len(trace):
+                tested = {e.lattice.index(v) for v in trace[e.probe].tested}
+                outline[np.isin(ids, list(tested))] = "#2ca02c"
+        if e.selected is not None:
+            outline[ids == e.selected] = "#000000"
+        frame["outline"] = outline
+        return frame
+
+    @param.depends(*DEPENDS)
+    def points(self) -> hv.Points:
+        if self.explorer is None or self.explorer.answer is None:
+            return hv.Points([])
+        self._frame = frame = self._drawn_frame()
+        return hv.Points(frame, ["x", "y"], [c for c in frame.columns if c not in ("x", "y")]).opts(
+            color="status", cmap=STATUS_COLORS, size=13 if len(frame) <= 600 else 5, line_color="outline",
+            line_width=2, tools=["hover", "tap"], hover_tooltips=HOVER, nonselection_alpha=1.0,
+            selection_alpha=1.0, show_legend=True, legend_position="top_left", backend_opts=CANVAS,
+        )
+
+    @param.depends(*DEPENDS)
+    def edges(self) -> hv.Segments:
+        e = self.explorer
+        if e is None or e.answer is None:
+            return hv.Segments([])
+        ids = e.drawn()
+        x, y = graph.layered_layout(e.lattice, ids)
+        pos = {int(i): (xi, yi) for i, xi, yi in zip(ids, x, y, strict=True)}
+        g = graph.drawn_graph(e.lattice, ids)
+        segs = [(*pos[a], *pos[b]) for a, b in g.edges]
+        return hv.Segments(segs, ["x0", "y0", "x1", "y1"]).opts(color="#cccccc", line_width=1, backend_opts=CANVAS)
+
+    @param.depends("explorer.answer", "explorer.preferred")
+    def overview(self) -> hv.Bars:
+        e = self.explorer
+        if e is None or e.answer is None:
+            return hv.Bars([], ["height", "status"], "nodes")
+        df = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal)
+        long = df.melt("height", var_name="status", value_name="nodes")
+        return hv.Bars(long, ["height", "status"], "nodes").opts(
+            stacked=True, cmap={"fails": STATUS_COLORS["fails"], "satisfies": STATUS_COLORS["satisfies"],
+                                "k-minimal": STATUS_COLORS["k-minimal"]},
+            height=140, responsive=True, tools=["hover"], title="nodes per height", backend_opts=CANVAS,
+            xlabel="height", show_legend=False,
+        )
+
+    @param.depends(*DEPENDS)
+    def caption(self) -> str:
+        e = self.explorer
+        if e is None or e.answer is None:
+            return ""
+        n = len(e.drawn())
+        return (f"Drawing <span id='n-drawn'>{n}</span> of {e.lattice.size} nodes "
+                f"(<span id='view-mode'>{e.effective_view()}</span> view). Colours: "
+                + ", ".join(f"<span style='color:{STATUS_COLORS[s]}'>●</span> {s}" for s in STATUS)
+                + ". Black ring: selected; green ring: vectors tested by the Find_vector step shown.")
+
+    def __panel__(self):
+        plot = (hv.DynamicMap(self.edges) * self._points).opts(
+            hv.opts.Overlay(responsive=True, height=self.height, xaxis=None, ylabel="height", toolbar="above",
+                            title="Generalization lattice (bottom: original data; top: fully generalized)")
+        )
+        return pn.Column(
+            pn.pane.Markdown(self.caption, css_classes=["lattice-caption"], sizing_mode="stretch_width"),
+            pn.pane.HoloViews(plot, sizing_mode="stretch_width", min_height=self.height),
+            pn.pane.HoloViews(hv.DynamicMap(self.overview), sizing_mode="stretch_width", height=160),
+            sizing_mode="stretch_width",
+        )

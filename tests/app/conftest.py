@@ -1,0 +1,62 @@
+"""Browser-test fixtures: Debian's chromium driven by the playwright package, a served app."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_util import ARTIFACTS, free_port, wait_http
+
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM:
+        pytest.skip("no chromium: install it with `apt-get install -y chromium` (Debian) to run the browser tests")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download needed)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1500, "height": 1100})
+    context.set_default_timeout(30_000)
+    pg = context.new_page()
+    pg.console_msgs, pg.requests = [], []
+    pg.on("request", lambda r: pg.requests.append(r.url))
+    pg.on("console", lambda m: pg.console_msgs.append(f"{m.type}: {m.text}"))
+    pg.on("pageerror", lambda e: pg.console_msgs.append(f"PAGEERROR {e}"))
+    yield pg
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def served_app():
+    """The real `microrelease app` command on a free port, opening on Samarati's example."""
+    port = free_port()
+    script = Path(sys.executable).parent / "microrelease"
+    ARTIFACTS.mkdir(exist_ok=True)
+    log = open(ARTIFACTS / "served_app.log", "w")  # a file, not a pipe nobody reads (a full pipe blocks the server)
+    proc = subprocess.Popen([str(script), "app", "--sample", "samarati", "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_http(url)
+        yield url, proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()

@@ -1,0 +1,89 @@
+"""The served dashboard in a real headless chromium: read the k-minimal nodes back from the page,
+tap a node, load adult and compare the focused view with the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_util import screenshot
+
+pytestmark = pytest.mark.browser
+
+IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
+NODE_XY = """(vec) => {
+  const figs = [];
+  const walk = v => { if (v.model.type === 'Figure') figs.push(v); for (const c of v.children()) walk(c); };
+  for (const r of Bokeh.index.roots) walk(r);
+  for (const f of figs) for (const r of f.model.renderers) {
+    const d = r.data_source && r.data_source.data;
+    if (!d || !d.levels || !d.vector) continue;
+    const i = Array.from(d.vector).indexOf(vec);
+    if (i < 0) continue;
+    const rect = f.canvas_view.el.getBoundingClientRect();
+    return [rect.left + f.frame.x_scale.compute(d.x[i]), rect.top + f.frame.y_scale.compute(d.y[i])];
+  }
+  return null; }"""
+
+
+def set_number(page, css: str, value: int) -> None:
+    box = page.locator(f"{css} input").first
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def errors(page) -> list[str]:
+    return [m for m in page.console_msgs if "PAGEERROR" in m or (m.startswith("error") and "favicon" not in m)]
+
+
+def test_samarati_then_adult(served_app, page):
+    url, _ = served_app
+    page.goto(url)
+    page.wait_for_function(IDLE)
+    kmin = page.locator("#kmin")
+
+    set_number(page, ".k-input", 2)
+    set_number(page, ".maxsup-rows", 0)
+    page.locator("#max-sup", has_text="0").wait_for()
+    assert kmin.text_content() == "[0, 2] [1, 1]"
+    screenshot(page, "samarati_k2_maxsup0")
+
+    set_number(page, ".maxsup-rows", 2)
+    page.locator("#kmin", has_text="[0, 1] [1, 0]").wait_for()
+    assert kmin.text_content() == "[0, 1] [1, 0]"
+
+    page.wait_for_function(IDLE)
+    xy = page.evaluate(NODE_XY, "[1, 1]")
+    assert xy is not None, "node [1, 1] is not drawn"
+    page.mouse.click(*xy)
+    page.locator("#sel", has_text="[1, 1]").wait_for()
+    cells = page.locator(".released-table .tabulator-cell[tabulator-field='Race']")
+    cells.first.wait_for()
+    assert set(cells.all_text_contents()) == {"person"}
+    zips = set(page.locator(".released-table .tabulator-cell[tabulator-field='ZIP']").all_text_contents())
+    assert zips == {"9413*", "9414*"}
+    screenshot(page, "samarati_tapped_1_1")
+
+    # load adult through the Data tab
+    page.locator(".bk-tab", has_text="Data").click()
+    page.locator(".sample-select select").select_option("adult")
+    page.locator(".load-sample button").click()
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
+    page.locator(".bk-tab", has_text="Lattice").click()
+    page.wait_for_function(IDLE)
+    drawn = int(page.locator("#n-drawn").text_content())
+    assert 0 < drawn <= 500
+    assert page.locator("#view-mode").text_content() == "focused"
+    k = int(page.locator("#k").text_content())
+    max_sup = int(page.locator("#max-sup").text_content())
+    n_kmin = int(page.locator("#n-kmin").text_content())
+    cli = subprocess.run([str(Path(sys.executable).parent / "microrelease"), "search", "--sample", "adult", "--k", str(k),
+                          "--max-sup", str(max_sup), "--json", "--quiet"], capture_output=True, text=True, check=True)
+    assert n_kmin == len(json.loads(cli.stdout)["k_minimal"])
+    screenshot(page, "adult_focused")
+    assert not errors(page), errors(page)
+    outside = {u for u in page.requests if not u.replace("blob:", "").startswith(url)}
+    assert not outside, f"the page fetched from outside the server: {outside}"
