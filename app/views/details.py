@@ -50,21 +50,24 @@ class NodeDetails(pn.viewable.Viewer):
         )
 
     @param.depends("explorer.selected", "explorer.answer")
-    def histogram(self):
+    def histogram(self) -> hv.Spikes:
         e = self.explorer
         if e.answer is None or e.selected is None:
-            return hv.Bars([], ["class size"], ["classes", "fate"])
+            return hv.Spikes([], "class size", ["classes", "fate"])
         sizes, counts = e.profile.histogram(e.lattice.node(e.selected))
-        kept = np.where(sizes >= e.k, "released", "suppressed")
-        return hv.Bars((sizes.astype(str), counts, kept), ["class size"], ["classes", "fate"]).opts(
-            color="fate", cmap={"released": "#6baed6", "suppressed": "#bdbdbd"}, tools=["hover"],
-            responsive=True, height=220, title="Equivalence-class sizes (size < k are suppressed)",
-            xrotation=45, backend_opts=CANVAS)
+        fate = np.where(sizes >= e.k, "released", "suppressed")
+        return hv.Spikes((sizes, counts, fate), "class size", ["classes", "fate"]).opts(
+            color="fate", cmap={"released": "#3182bd", "suppressed": "#969696"}, line_width=3, tools=["hover"],
+            responsive=True, height=220, title="Equivalence-class sizes (classes smaller than k are suppressed)",
+            backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     def __panel__(self):
+        histogram = pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width", min_height=240,
+                                      visible=self.explorer.selected is not None)
+        self.explorer.param.watch(lambda ev: setattr(histogram, "visible", ev.new is not None), ["selected"])
         return pn.Column(
             self.metrics,
-            pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width", height=240),
+            histogram,
             pn.pane.Markdown("**Generalized table** (identifiers dropped, suppressed rows removed)"),
             self.table,
             pn.pane.Markdown("**Suppressed rows** (input row number and values)"),

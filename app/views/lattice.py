@@ -59,7 +59,7 @@ class LatticeView(pn.viewable.Viewer):
         return hv.Points(frame, ["x", "y"], [c for c in frame.columns if c not in ("x", "y")]).opts(
             color="status", cmap=STATUS_COLORS, size=13 if len(frame) <= 600 else 5, line_color="outline",
             line_width=2, tools=["hover", "tap"], hover_tooltips=HOVER, nonselection_alpha=1.0,
-            selection_alpha=1.0, show_legend=True, legend_position="top_left", backend_opts=CANVAS,
+            selection_alpha=1.0, show_legend=True, legend_position="top_left", backend_opts=CANVAS, shared_axes=False, framewise=True,
         )
 
     @param.depends(*DEPENDS)
@@ -72,20 +72,26 @@ class LatticeView(pn.viewable.Viewer):
         pos = {int(i): (xi, yi) for i, xi, yi in zip(ids, x, y, strict=True)}
         g = graph.drawn_graph(e.lattice, ids)
         segs = [(*pos[a], *pos[b]) for a, b in g.edges]
-        return hv.Segments(segs, ["x0", "y0", "x1", "y1"]).opts(color="#cccccc", line_width=1, backend_opts=CANVAS)
+        return hv.Segments(segs, ["x0", "y0", "x1", "y1"]).opts(color="#cccccc", line_width=1, backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     @param.depends("explorer.answer", "explorer.preferred")
-    def overview(self) -> hv.Bars:
+    def overview(self) -> hv.Rectangles:
+        """Stacked bars of failing / satisfying / k-minimal nodes per height (numeric axes, so the
+        ranges follow a newly loaded lattice)."""
         e = self.explorer
-        if e is None or e.answer is None:
-            return hv.Bars([], ["height", "status"], "nodes")
-        df = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal)
-        long = df.melt("height", var_name="status", value_name="nodes")
-        return hv.Bars(long, ["height", "status"], "nodes").opts(
-            stacked=True, cmap={"fails": STATUS_COLORS["fails"], "satisfies": STATUS_COLORS["satisfies"],
-                                "k-minimal": STATUS_COLORS["k-minimal"]},
-            height=140, responsive=True, tools=["hover"], title="nodes per height", backend_opts=CANVAS,
-            xlabel="height", show_legend=False,
+        rects = []
+        if e is not None and e.answer is not None:
+            df = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal)
+            for row in df.itertuples(index=False):
+                bottom = 0
+                for status, count in (("fails", row.fails), ("satisfies", row.satisfies), ("k-minimal", row[3])):
+                    if count:
+                        rects.append((row.height - 0.4, bottom, row.height + 0.4, bottom + count, status, count))
+                        bottom += count
+        return hv.Rectangles(rects, ["x0", "y0", "x1", "y1"], ["status", "nodes"]).opts(
+            color="status", cmap={s: STATUS_COLORS[s] for s in ("fails", "satisfies", "k-minimal")},
+            line_color="white", height=140, responsive=True, tools=["hover"], title="nodes per height",
+            xlabel="height", ylabel="nodes", backend_opts=CANVAS, shared_axes=False, framewise=True,
         )
 
     @param.depends(*DEPENDS)

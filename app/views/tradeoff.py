@@ -42,7 +42,7 @@ class TradeoffView(pn.viewable.Viewer):
         self._frame = frame = e.nodes_frame(ids)
         return hv.Points(frame, ["accuracy", "completeness"], ["node", "vector", "status", "suppressed"]).opts(
             color="status", cmap=STATUS_COLORS, size=8, tools=["hover", "tap"], hover_tooltips=HOVER,
-            nonselection_alpha=0.6, show_legend=True, legend_position="bottom_left", backend_opts=CANVAS,
+            nonselection_alpha=0.6, show_legend=True, legend_position="bottom_left", backend_opts=CANVAS, shared_axes=False, framewise=True,
         )
 
     @param.depends("explorer.answer")
@@ -54,7 +54,7 @@ class TradeoffView(pn.viewable.Viewer):
         acc, comp = e.answer.metrics["accuracy"][ids], e.answer.metrics["completeness"][ids]
         f = graph.pareto_front(acc, comp)
         return hv.Curve((acc[f], comp[f]), "accuracy", "completeness", label="Pareto front").opts(
-            color="#444444", line_dash="dashed", backend_opts=CANVAS)
+            color="#444444", line_dash="dashed", backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     @param.depends("explorer.answer", "explorer.preferred", "explorer.selected")
     def rings(self) -> hv.Points:
@@ -66,7 +66,7 @@ class TradeoffView(pn.viewable.Viewer):
                     rows.append((e.answer.metrics["accuracy"][i], e.answer.metrics["completeness"][i], label))
         return hv.Points(rows, ["accuracy", "completeness"], ["ring"]).opts(
             size=22, fill_alpha=0, line_width=3, color="ring",
-            cmap={"preferred": STATUS_COLORS["preferred"], "selected": "#000000"}, backend_opts=CANVAS)
+            cmap={"preferred": STATUS_COLORS["preferred"], "selected": "#000000"}, backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     def __panel__(self):
         plot = (hv.DynamicMap(self.front) * self._points * hv.DynamicMap(self.rings)).opts(

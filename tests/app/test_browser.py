@@ -29,6 +29,14 @@ NODE_XY = """(vec) => {
   return null; }"""
 
 
+DRAWN = """() => { for (const m of Bokeh.documents[0].all_models)
+  if (m.type === 'ColumnDataSource' && m.data.levels && m.data.vector) return m.data.vector.length; return -1 }"""
+Y_RANGE = """() => { const figs = []; const walk = v => { if (v.model.type === 'Figure') figs.push(v);
+  for (const c of v.children()) walk(c); }; for (const r of Bokeh.index.roots) walk(r);
+  for (const f of figs) for (const r of f.model.renderers) if (r.data_source && r.data_source.data.levels)
+    return [f.model.y_range.start, f.model.y_range.end]; return null }"""
+
+
 def set_number(page, css: str, value: int) -> None:
     box = page.locator(f"{css} input").first
     box.fill(str(value))
@@ -76,6 +84,8 @@ def test_samarati_then_adult(served_app, page):
     page.wait_for_function(IDLE)
     drawn = int(page.locator("#n-drawn").text_content())
     assert 0 < drawn <= 500
+    page.wait_for_function(f"() => ({DRAWN})() === {drawn}")  # the browser holds exactly those points
+    assert page.evaluate(Y_RANGE)[1] >= 13  # and the axis follows the new lattice
     assert page.locator("#view-mode").text_content() == "focused"
     k = int(page.locator("#k").text_content())
     max_sup = int(page.locator("#max-sup").text_content())
