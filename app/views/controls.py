@@ -16,19 +16,19 @@ class Controls(pn.viewable.Viewer):
         super().__init__(**params)
         e = self.explorer
         self._syncing = False
-        self.k_slider = pn.widgets.IntSlider.from_param(e.param.k, name="k", end=min(100, e.param.k.bounds[1] or 100),
+        self.k_slider = pn.widgets.IntSlider.from_param(e.param.k, label="k", end=min(100, e.param.k.bounds[1] or 100),
                                                         css_classes=["k-slider"])
-        self.k_input = pn.widgets.IntInput.from_param(e.param.k, name="k (exact)", css_classes=["k-input"])
-        self.sup_rows = pn.widgets.IntInput.from_param(e.param.max_sup, name="MaxSup (rows)", css_classes=["maxsup-rows"])
-        self.sup_pct = pn.widgets.FloatInput(name="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
+        self.k_input = pn.widgets.IntInput.from_param(e.param.k, label="k (exact)", css_classes=["k-input"])
+        self.sup_rows = pn.widgets.IntInput.from_param(e.param.max_sup, label="MaxSup (rows)", css_classes=["maxsup-rows"])
+        self.sup_pct = pn.widgets.FloatInput(label="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
                                              css_classes=["maxsup-pct"])
-        self.policy = pn.widgets.Select.from_param(e.param.policy, name="Preference policy",
+        self.policy = pn.widgets.Select.from_param(e.param.policy, label="Preference policy",
                                                    options={p.label: n for n, p in POLICIES.items()})
         self.weights = pn.Column()
-        self.view = pn.widgets.RadioButtonGroup.from_param(e.param.view, name="Lattice view", button_type="light")
+        self.view = pn.widgets.RadioButtonGroup.from_param(e.param.view, label="Lattice view")
         self.fixed = pn.Column()
-        self.expand = pn.widgets.Button(name="Show neighbours of selected node", button_type="default")
-        self.reset = pn.widgets.Button(name="Reset expansions", button_type="light")
+        self.expand = pn.widgets.Button(label="Show neighbours of selected node")
+        self.reset = pn.widgets.Button(label="Reset expansions")
         self.expand.on_click(self._expand)
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
         self.sup_pct.param.watch(self._pct_to_rows, "value")
@@ -66,7 +66,7 @@ class Controls(pn.viewable.Viewer):
         self._show_pct(e.max_sup)
         boxes = []
         for q in e.dataset.quasi_identifiers:
-            box = pn.widgets.FloatInput(name=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
+            box = pn.widgets.FloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
             box.param.watch(lambda ev, q=q: setattr(e, "weights", {**e.weights, q: ev.new}), "value")
             boxes.append(box)
         self.weights.objects = boxes
@@ -74,7 +74,7 @@ class Controls(pn.viewable.Viewer):
         selects = []
         for q, h in zip(e.dataset.quasi_identifiers, e.dataset.hierarchies, strict=True):
             options = {"free": -1, **{f"{j}: {name}": j for j, name in enumerate(h.level_names)}}
-            sel = pn.widgets.Select(name=f"fix {q}", options=options, value=e.fixed.get(q, -1))
+            sel = pn.widgets.Select(label=f"fix {q}", options=options, value=e.fixed.get(q, -1))
             sel.param.watch(lambda ev, q=q: self._fix(q, ev.new), "value")
             selects.append(sel)
         self.fixed.objects = selects

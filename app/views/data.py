@@ -29,21 +29,21 @@ class DataPanel(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.sample = pn.widgets.Select(name="Bundled sample", options=list(SAMPLES), value="adult",
+        self.sample = pn.widgets.Select(label="Bundled sample", options=list(SAMPLES), value="adult",
                                         css_classes=["sample-select"])
-        self.load_sample = pn.widgets.Button(name="Load sample", button_type="primary", css_classes=["load-sample"])
-        self.upload = pn.widgets.FileInput(accept=".csv,.txt,.tsv", name="Upload a CSV")
+        self.load_sample = pn.widgets.Button(label="Load sample", color="primary", css_classes=["load-sample"])
+        self.upload = pn.widgets.FileInput(accept=".csv,.txt,.tsv", label="Upload a CSV")
         self.roles = pn.Column(sizing_mode="stretch_width")
-        self.qi = pn.widgets.Select(name="QI", options=[])
-        self.kind = pn.widgets.Select(name="Build with", options=list(BUILDERS))
-        self.options = pn.widgets.TextInput(name="Builder options", placeholder=BUILDER_HELP["intervals"])
-        self.build = pn.widgets.Button(name="Build hierarchy")
-        self.hier_upload = pn.widgets.FileInput(accept=".csv", name="or load an ARX hierarchy file")
+        self.qi = pn.widgets.Select(label="QI", options=[])
+        self.kind = pn.widgets.Select(label="Build with", options=list(BUILDERS))
+        self.options = pn.widgets.TextInput(label="Builder options", placeholder=BUILDER_HELP["intervals"])
+        self.build = pn.widgets.Button(label="Build hierarchy")
+        self.hier_upload = pn.widgets.FileInput(accept=".csv", label="or load an ARX hierarchy file")
         self.download = pn.widgets.FileDownload(callback=self._hierarchy_bytes, filename="hierarchy.csv",
                                                 label="Download this hierarchy")
         self.preview = pn.widgets.Tabulator(disabled=True, height=220, show_index=False, sizing_mode="stretch_width")
         self.coverage = pn.pane.Markdown(css_classes=["coverage"], sizing_mode="stretch_width")
-        self.run = pn.widgets.Button(name="Run: build the lattice profile", button_type="success", css_classes=["run"])
+        self.run = pn.widgets.Button(label="Run: build the lattice profile", color="success", css_classes=["run"])
         self.progress = pn.indicators.Progress(value=0, max=100, width=300, visible=False)
         self.status = pn.pane.Markdown(css_classes=["data-status"], sizing_mode="stretch_width")
 
@@ -145,7 +145,7 @@ class DataPanel(pn.viewable.Viewer):
             return
         rows = []
         for column in table.columns:
-            select = pn.widgets.Select(name=column, options=ROLES, value=self.setup.roles.get(column, "insensitive"),
+            select = pn.widgets.Select(label=column, options=ROLES, value=self.setup.roles.get(column, "insensitive"),
                                        width=200)
             select.param.watch(lambda e, c=column: self.setup.set_role(c, e.new), "value")
             rows.append(select)

@@ -20,7 +20,7 @@ class Export(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.csv = pn.widgets.FileDownload(callback=self._csv, filename="release.csv", label="Download released CSV",
-                                           button_type="primary", css_classes=["download-csv"])
+                                           color="primary", css_classes=["download-csv"])
         self.report = pn.widgets.FileDownload(callback=self._report, filename="release.report.json",
                                               label="Download release report", css_classes=["download-report"])
         self.note = pn.pane.Markdown()

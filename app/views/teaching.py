@@ -34,8 +34,8 @@ class Teaching(pn.viewable.Viewer):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self.step = pn.widgets.IntSlider(name="Find_vector probe", start=0, end=1, value=0, css_classes=["fv-step"])
-        self.show = pn.widgets.Checkbox(name="highlight this probe in the lattice", value=True)
+        self.step = pn.widgets.IntSlider(label="Find_vector probe", start=0, end=1, value=0, css_classes=["fv-step"])
+        self.show = pn.widgets.Checkbox(label="highlight this probe in the lattice", value=True)
         self.step.param.watch(self._highlight, "value")
         self.show.param.watch(self._highlight, "value")
         self.explorer.param.watch(self._reset, ["answer"])

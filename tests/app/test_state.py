@@ -1,0 +1,187 @@
+"""The dashboard's state and views without a browser: params, derived data, widgets, callbacks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from microrelease.app import graph  # noqa: E402
+from microrelease.app.main import Dashboard, lattice_view, sample_with_profile, tradeoff_view  # noqa: E402
+from microrelease.app.setup import MAX_UPLOAD_BYTES, DataSetup  # noqa: E402
+from microrelease.app.state import Explorer  # noqa: E402
+from microrelease.app.views.teaching import PAIRS_EXAMPLE, pairs_check  # noqa: E402
+from microrelease.core import DataError, check_k_anonymity, load_sample, query  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _reset_panel_state():
+    yield
+    pn.state.reset()
+
+
+@pytest.fixture
+def samarati_explorer():
+    return Explorer(*sample_with_profile("samarati"), k=2)
+
+
+def test_explorer_answers_from_the_profile(samarati_explorer):
+    e = samarati_explorer
+    assert e.k_minimal_vectors() == [[0, 2], [1, 1]]
+    e.max_sup = 2
+    assert e.k_minimal_vectors() == [[0, 1], [1, 0]]
+    assert "<span id='kmin'>[0, 1] [1, 0]</span>" in e.summary()
+    status = e.status()
+    assert status[e.preferred] == 3 and set(np.flatnonzero(status == 2)) | {e.preferred} == set(
+        np.flatnonzero(e.answer.minimal))
+
+
+def test_policy_and_weights_change_the_preferred_node(samarati_explorer):
+    e = samarati_explorer
+    e.max_sup = 2
+    e.policy = "weighted"
+    e.weights = {"ZIP": 10.0}
+    assert e.lattice.node(e.preferred) == (1, 0)  # generalizing ZIP is now costly
+    e.k = 9
+    e.max_sup = 0
+    assert e.lattice.node(e.preferred) == (1, 2)
+
+
+def test_no_solution_is_shown_not_raised():
+    from microrelease.core import Hierarchy, load_dataset
+
+    ds = load_dataset(pd.DataFrame({"a": ["x", "y", "x"]}), qi=["a"], hierarchies={"a": Hierarchy("a", (("x",), ("y",)))})
+    e = Explorer(ds, k=2)
+    assert e.preferred is None and "no generalization satisfies" in e.message and "⚠" in e.summary()
+
+
+def test_views_open_focused_on_adult_within_the_cap():
+    dataset, profile = sample_with_profile("adult")
+    e = Explorer(dataset, profile, k=5, max_sup=301)
+    assert e.effective_view() == "focused"
+    drawn = e.drawn()
+    assert len(drawn) <= graph.DRAW_CAP
+    assert set(np.flatnonzero(e.answer.minimal)) <= set(drawn)
+    # the frontier is k-minimal nodes, failing nodes just below, satisfying nodes just above
+    below, above = graph.neighbours(e.lattice, np.flatnonzero(e.answer.minimal))
+    for i in drawn:
+        assert e.answer.minimal[i] or (i in below and not e.answer.satisfying[i]) or (i in above and e.answer.satisfying[i])
+    e.view = "full"
+    assert len(e.drawn()) == 6480
+    e.fixed = {"sex": 1, "age": 4, "race": 1}
+    e.view = "sub-lattice"
+    sub = e.drawn()
+    assert len(sub) == 3 * 4 * 3 * 3 * 3 and np.all(e.lattice.grid[sub][:, [0, 1, 2]] == [1, 4, 1])
+    e.view = "focused"
+    e.selected = int(np.flatnonzero(~e.answer.satisfying)[0])
+    e.expanded = [e.selected]
+    below, above = graph.neighbours(e.lattice, [e.selected])
+    assert set(below) | set(above) | {e.selected} <= set(e.drawn())
+
+
+def test_pareto_front_against_brute_force():
+    rng = np.random.default_rng(3)
+    acc, comp = rng.random(60).round(1), rng.random(60).round(1)
+    front = graph.pareto_front(acc, comp)
+    points = set(zip(acc.tolist(), comp.tolist(), strict=True))
+    undominated = {(a, c) for a, c in points if not any(a2 >= a and c2 >= c and (a2, c2) != (a, c) for a2, c2 in points)}
+    assert {(acc[i], comp[i]) for i in front} == undominated and len(front) == len(undominated)
+    assert np.all(np.diff(acc[front]) > 0)  # drawn left to right
+
+
+def test_widgets_and_taps_drive_the_state():
+    from bokeh.document import Document
+    from pyviz_comms import Comm
+
+    app = Dashboard(sample="samarati")
+    app.__panel__().get_root(Document(), comm=Comm())
+    e = app.explorer
+    app.controls.k_input.value = 3
+    assert e.k == 3
+    app.controls.k_input.value = 2
+    app.controls.sup_pct.value = 25.0  # 25% of 9 rows rounds down to 2
+    assert e.max_sup == 2 and e.k_minimal_vectors() == [[0, 1], [1, 0]]
+    e.max_sup = 0
+    assert app.controls.sup_pct.value == 0
+    # a tap on the lattice's points selects that node and fills the table
+    frame = app.lattice._drawn_frame()
+    app.lattice._frame = frame
+    row = int(np.flatnonzero(frame["vector"] == "[1, 1]")[0])
+    app.lattice.selection.event(index=[row])
+    assert e.lattice.node(e.selected) == (1, 1)
+    table = app.details.table.value
+    assert set(table["Race"]) == {"person"} and set(table["ZIP"]) == {"9413*", "9414*"}
+    assert "[1, 1]" in app.details.metrics.object
+    # the trade-off plot selects through the same state
+    app.tradeoff.points()
+    pick = int(np.flatnonzero(app.tradeoff._frame["vector"] == "[0, 2]")[0])
+    app.tradeoff.selection.event(index=[pick])
+    assert e.lattice.node(e.selected) == (0, 2)
+
+
+def test_export_writes_the_cli_files(samarati_explorer):
+    from microrelease.app.views.export import Export
+
+    samarati_explorer.selected = samarati_explorer.lattice.index((1, 1))
+    csv, report = Export(explorer=samarati_explorer).files()
+    table = pd.read_csv(__import__("io").BytesIO(csv), dtype=str)
+    assert check_k_anonymity(table, ["Race", "ZIP"], 2).is_k_anonymous and len(table) == 9
+    assert json.loads(report)["verification"]["k_anonymous"] is True
+
+
+def test_teaching_find_vector_steps_highlight_probes(samarati_explorer):
+    from microrelease.app.views.teaching import Teaching
+
+    t = Teaching(explorer=samarati_explorer)
+    trace = samarati_explorer.find_vector().trace
+    assert samarati_explorer.probe == 0 and "try height <span id='fv-try'>1</span>" in t.probe_text.object
+    t.step.value = len(trace) - 1
+    assert samarati_explorer.probe == len(trace) - 1
+    samarati_explorer.selected = samarati_explorer.lattice.index((0, 1))
+    vt = t.vt.value
+    assert list(vt["suppressed"]).count(True) == 2  # at [0, 1] two singleton outliers stay below k
+
+
+def test_pairs_are_not_enough_example():
+    table = pairs_check(PAIRS_EXAMPLE, ["sex", "age", "ZIP"])
+    pairs = table[table["QIs"].str.count(",") == 1]
+    assert (pairs["smallest class"] == 2).all()
+    assert table.iloc[-1]["smallest class"] == 1
+
+
+def test_data_setup_roles_hierarchies_and_coverage(tmp_path):
+    s = DataSetup()
+    s.load_csv(b"name;age;zip\nann;34;94142\nbob;36;94139\ncy;71;94139\n", "people.csv")
+    assert list(s.table.columns) == ["name", "age", "zip"] and "separator ';'" in s.message
+    s.set_role("name", "identifier")
+    s.set_role("age", "quasi-identifier")
+    s.set_role("zip", "quasi-identifier")
+    h = s.build("age", "intervals", "10,20")
+    assert h.generalize(["34"], 1) == ["30-39"]
+    s.build("zip", "masking", "1,2")
+    assert s.missing("zip") == {}
+    s.hierarchies = {**s.hierarchies, "zip": s.hierarchies["zip"].__class__("zip", (("94142", "*"),))}
+    assert s.missing("zip") == {"94139": 2}
+    with pytest.raises(DataError, match="uploads are limited"):
+        s.load_csv(b"x" * (MAX_UPLOAD_BYTES + 1), "big.csv")
+    with pytest.raises(DataError, match="unknown role"):
+        s.set_role("age", "secret")
+
+
+def test_data_panel_run_loads_into_the_explorer():
+    app = Dashboard(sample="samarati")
+    app.data.sample.value = "toy"
+    app.data._load_sample()
+    assert app.explorer.dataset.quasi_identifiers == ("age", "gender", "zipcode")
+    assert "Loaded 7 rows" in app.data.status.object
+
+
+def test_notebook_views_for_a_dataset():
+    ds = load_sample("samarati")
+    lv, tv = lattice_view(ds, k=2), tradeoff_view(ds, k=2)
+    assert lv.explorer.k_minimal_vectors() == [[0, 2], [1, 1]]
+    assert len(tv.points().data) == int(query(tv.explorer.profile, 2, 0).satisfying.sum())
