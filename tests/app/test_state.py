@@ -149,8 +149,8 @@ def test_teaching_find_vector_steps_highlight_probes(samarati_explorer):
 def test_pairs_are_not_enough_example():
     table = pairs_check(PAIRS_EXAMPLE, ["sex", "age", "ZIP"])
     pairs = table[table["QIs"].str.count(",") == 1]
-    assert (pairs["smallest class"] == 2).all()
-    assert table.iloc[-1]["smallest class"] == 1
+    assert len(pairs) == 3 and (pairs["smallest class"] == 2).all()
+    assert table.iloc[-1]["QIs"] == "sex, age, ZIP" and table.iloc[-1]["smallest class"] == 1
 
 
 def test_data_setup_roles_hierarchies_and_coverage(tmp_path):
