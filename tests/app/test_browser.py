@@ -97,3 +97,22 @@ def test_samarati_then_adult(served_app, page):
     assert not errors(page), errors(page)
     outside = {u for u in page.requests if not u.replace("blob:", "").startswith(url)}
     assert not outside, f"the page fetched from outside the server: {outside}"
+
+
+def test_each_browser_session_has_its_own_state(served_app, browser):
+    url, _ = served_app
+    first, second = browser.new_page(), browser.new_page()
+    try:
+        for pg in (first, second):
+            pg.set_default_timeout(30_000)
+            pg.goto(url)
+            pg.wait_for_function(IDLE)
+        set_number(first, ".k-input", 3)
+        first.locator("#k", has_text="3").wait_for()
+        second.reload()
+        second.wait_for_function(IDLE)
+        assert second.locator("#k").text_content() == "2"
+        assert first.locator("#k").text_content() == "3"
+    finally:
+        first.close()
+        second.close()
