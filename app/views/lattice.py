@@ -9,8 +9,8 @@ import panel as pn
 import param
 
 from microrelease.app import graph
-from microrelease.app.state import STATUS, STATUS_COLORS, Explorer
-from microrelease.app.views.common import CANVAS
+from microrelease.app.state import STATUS, STATUS_COLORS
+from microrelease.app.views.common import CANVAS, NodePicker
 
 HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"), ("suppressed rows", "@suppressed"),
          ("accuracy", "@accuracy"), ("completeness", "@completeness"), ("distinct classes", "@distinct")]
@@ -18,22 +18,10 @@ DEPENDS = ["explorer.answer", "explorer.preferred", "explorer.selected", "explor
            "explorer.expanded", "explorer.probe", "explorer.profile"]
 
 
-class LatticeView(pn.viewable.Viewer):
+class LatticeView(NodePicker):
     """Nodes as hv.Points over hv.Segments edges (hv.Graph cannot report a tapped node)."""
 
-    explorer = param.ClassSelector(class_=Explorer)
     height = param.Integer(default=560)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self._frame = pd.DataFrame()
-        self._points = hv.DynamicMap(self.points)
-        self.selection = hv.streams.Selection1D(source=self._points)
-        self.selection.param.watch(self._on_tap, "index")
-
-    def _on_tap(self, event) -> None:
-        if event.new and len(self._frame):
-            self.explorer.selected = int(self._frame["node"].iloc[event.new[0]])
 
     def _drawn_frame(self) -> pd.DataFrame:
         e = self.explorer

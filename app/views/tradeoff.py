@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import holoviews as hv
 import numpy as np
-import pandas as pd
 import panel as pn
 import param
 
 from microrelease.app import graph
-from microrelease.app.state import STATUS_COLORS, Explorer
-from microrelease.app.views.common import CANVAS
+from microrelease.app.state import STATUS_COLORS
+from microrelease.app.views.common import CANVAS, NodePicker
 
 HOVER = [("vector", "@vector"), ("status", "@status"), ("accuracy", "@accuracy"), ("completeness", "@completeness"),
          ("suppressed", "@suppressed")]
 
 
-class TradeoffView(pn.viewable.Viewer):
+class TradeoffView(NodePicker):
     """Selecting a point selects the node in the lattice, and the other way round (shared state)."""
 
-    explorer = param.ClassSelector(class_=Explorer)
     height = param.Integer(default=380)
-
-    def __init__(self, **params):
-        super().__init__(**params)
-        self._frame = pd.DataFrame()
-        self._points = hv.DynamicMap(self.points)
-        self.selection = hv.streams.Selection1D(source=self._points)
-        self.selection.param.watch(self._on_tap, "index")
-
-    def _on_tap(self, event) -> None:
-        if event.new and len(self._frame):
-            self.explorer.selected = int(self._frame["node"].iloc[event.new[0]])
 
     @param.depends("explorer.answer", "explorer.preferred")
     def points(self) -> hv.Points:
