@@ -2,7 +2,7 @@
 
 A class is an int64 key packing its level codes in bit fields; raising QI ``a`` one level rewrites
 its field through the hierarchy's parent map, then an open-addressing hash table regroups the
-classes. Only a compiled group-by reaches the profile targets (../shared/docs/performance.md:
+classes. Only a compiled group-by reaches the profile targets (measured on a 2-core machine:
 numpy's sort-based grouping costs about 5× more).
 """
 

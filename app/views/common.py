@@ -1,5 +1,5 @@
 """Shared plotting setup: HoloViews on the Bokeh canvas backend (WebGL is pathologically slow in
-headless and software-GL browsers: ../shared/docs/panel.md §6).
+headless and software-GL browsers: seconds per frame for a few hundred nodes).
 
 We register HoloViews' Bokeh backend without ``hv.extension()``: that call is for notebooks and
 switches Bokeh's resources to the CDN, which a served app must never use (it works offline).

@@ -1,7 +1,7 @@
 """Read and write hierarchies in ARX's CSV format.
 
 ARX format: ``;``-separated, no header, one row per ground value; column j is that value's
-generalization at level j. ../shared/data/adult uses it.
+generalization at level j. The bundled adult hierarchies use it.
 """
 
 from __future__ import annotations
