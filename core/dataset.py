@@ -160,11 +160,6 @@ class Dataset:
     def lattice(self) -> Lattice:
         return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)
 
-    def level_label(self, qi_index: int, level: int) -> str:
-        """Name of a QI's level, as shown to people (``"age: 10-wide bands"``)."""
-        h = self.hierarchies[qi_index]
-        return f"{h.attribute}: {h.level_names[level]}"
-
 
 def load_dataset(
     data: str | Path | pd.DataFrame,
