@@ -54,17 +54,16 @@ def _split(text: str | None) -> list[str]:
 def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
     out = {}
     for item in items:
-        for part in _split(item) if option == "--weights" else [item]:
-            name, sep, value = part.partition("=")
-            if not sep or not name.strip() or not value.strip():
-                raise MicroreleaseError(f"{option} expects NAME=VALUE, got {part!r}")
-            out[name.strip()] = value.strip()
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise MicroreleaseError(f"{option} expects NAME=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
     return out
 
 
 def _weights(items: Sequence[str]) -> dict[str, float]:
     weights = {}
-    for name, value in _pairs(items, "--weights").items():
+    for name, value in _pairs([part for item in items for part in _split(item)], "--weights").items():
         try:
             weights[name] = float(value)
         except ValueError:

@@ -104,6 +104,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
 
     panel.reactive.CDN_DIST = f"http://{host}:{port}/static/extensions/panel/"
     print(f"microrelease dashboard: http://{host}:{port}/", flush=True)
-    sample_with_profile(sample) if dataset is None else None  # warm: the first session opens at once
+    if dataset is None:
+        sample_with_profile(sample)  # warm the cache: the first session opens at once
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,
                     websocket_origin=[f"{host}:{port}"], title="microrelease", threaded=False)

@@ -12,7 +12,7 @@ import pandas as pd
 import param
 
 from microrelease.core import Dataset, Hierarchy, dates, intervals, masking, read_arx, taxonomy
-from microrelease.core.dataset import detect_separator
+from microrelease.core.dataset import detect_separator, read_table
 from microrelease.core.exceptions import DataError, HierarchyError
 from microrelease.core.hierarchies import MISSING, find_hierarchy_file
 from microrelease.core.roles import AttributeRole, Schema
@@ -34,7 +34,7 @@ class DataSetup(param.Parameterized):
 
     def load_sample(self, name: str) -> None:
         s = sample(name)
-        table = pd.read_csv(s.path, sep=detect_separator(s.path.read_text()[:64_000]), dtype=str, keep_default_na=False)
+        table = read_table(s.path)
         roles = {c: ("quasi-identifier" if c in s.qi else "sensitive" if c in s.sensitive else "insensitive")
                  for c in table.columns}
         found = {q: read_arx(f, q) for q in s.qi if (f := find_hierarchy_file(s.folder, q)) is not None}

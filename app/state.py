@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 import param
@@ -53,6 +54,7 @@ class Explorer(param.Parameterized):
 
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
         super().__init__(**params)
+        self._drawn_key, self._drawn, self._loading = None, None, False
         if dataset is not None:
             self.load(dataset, profile)
 
@@ -63,31 +65,34 @@ class Explorer(param.Parameterized):
         profile = profile or build_profile(dataset, progress=progress)
         n = dataset.n_rows
         k, max_sup = min(self.k, n), min(self.max_sup, n)
-        answer, preferred, message = self._compute(profile, k, max_sup)
-        # One batch: views never see the new lattice with the old answer.
-        with param.parameterized.batch_call_watchers(self), param.parameterized.discard_events(self):
-            self.param.k.bounds = (1, n)
-            self.param.max_sup.bounds = (0, n)
-            self.k, self.max_sup = k, max_sup
-        with param.parameterized.batch_call_watchers(self):
-            self.dataset, self.profile = dataset, profile
-            self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
-            self.weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
-            self.answer, self.preferred, self.message = answer, preferred, message
-            self.param.trigger("k", "max_sup")
+        weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
+        answer, preferred, message = self._compute(profile, k, max_sup, weights)
+        # One batch, with the answer computed above: views never see the new lattice with the old
+        # answer, and _answer does not compute it a second time.
+        self._loading = True
+        try:
+            with param.parameterized.batch_call_watchers(self):
+                self.k, self.max_sup, self.weights = k, max_sup, weights
+                self.param.k.bounds = (1, n)
+                self.param.max_sup.bounds = (0, n)
+                self.dataset, self.profile = dataset, profile
+                self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
+                self.answer, self.preferred, self.message = answer, preferred, message
+        finally:
+            self._loading = False
 
-    def _compute(self, profile: LatticeProfile, k: int, max_sup: int):
+    def _compute(self, profile: LatticeProfile, k: int, max_sup: int, weights: dict):
         answer = query(profile, k, max_sup)
         try:
-            return answer, profile.lattice.index(answer.preferred(self.policy, self.weights).vector), ""
+            return answer, profile.lattice.index(answer.preferred(self.policy, weights).vector), ""
         except NoSolutionError as exc:
             return answer, None, str(exc)
 
     @param.depends("k", "max_sup", "policy", "weights", watch=True)
     def _answer(self) -> None:
-        if self.profile is None:
+        if self.profile is None or self._loading:
             return
-        answer, preferred, message = self._compute(self.profile, self.k, self.max_sup)
+        answer, preferred, message = self._compute(self.profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.answer, self.preferred, self.message = answer, preferred, message
 
@@ -109,8 +114,22 @@ class Explorer(param.Parameterized):
             return self.view
         return "full" if self.lattice.size <= graph.FOCUS_LIMIT else "focused"
 
+    def drawn_graph(self) -> nx.DiGraph:
+        """The drawn part of the lattice (networkx, ``pos`` on every node) for the current view.
+
+        Several views ask for it after one change; it is computed once per state.
+        """
+        key = (id(self.answer), self.preferred, self.selected, self.effective_view(),
+               tuple(sorted(self.fixed.items())), tuple(self.expanded))
+        if self._drawn_key != key:
+            self._drawn_key, self._drawn = key, graph.drawn_graph(self.lattice, self._drawn_ids())
+        return self._drawn
+
     def drawn(self) -> np.ndarray:
         """Node numbers the lattice view draws, for the current view mode."""
+        return np.fromiter(self.drawn_graph().nodes, dtype=np.int64)
+
+    def _drawn_ids(self) -> np.ndarray:
         mode = self.effective_view()
         if mode == "full":
             ids = np.arange(self.lattice.size)

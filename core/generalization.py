@@ -66,7 +66,8 @@ class GeneralizedTable:
 
     ``released``: the generalized rows that remain (identifier columns dropped, input order kept,
     index = input row number). ``suppressed_rows``: input row numbers removed. ``classes``: one row
-    per released equivalence class (generalized QI values and ``size``).
+    per released equivalence class (generalized QI values and ``size``). ``class_sizes``: the sizes
+    of all classes before suppression.
     """
 
     node: Node
@@ -75,6 +76,7 @@ class GeneralizedTable:
     released: pd.DataFrame
     suppressed_rows: np.ndarray
     classes: pd.DataFrame
+    class_sizes: np.ndarray  # every equivalence class at the node, suppressed ones included
 
     @property
     def n_suppressed(self) -> int:
@@ -99,4 +101,4 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int) -> GeneralizedTabl
         if len(released)
         else pd.DataFrame(columns=[*dataset.quasi_identifiers, "size"])
     )
-    return GeneralizedTable(node, k, dataset.n_rows, released, np.flatnonzero(~keep), classes)
+    return GeneralizedTable(node, k, dataset.n_rows, released, np.flatnonzero(~keep), classes, sizes)

@@ -70,14 +70,9 @@ class ReleaseReport:
 
 
 def _node_figures(dataset: Dataset, gt: GeneralizedTable) -> dict:
-    sizes = gt.classes["size"].to_numpy(dtype=np.int64)
-    # Suppressed classes are not in gt.classes; their rows are counted in suppressed.
-    stats = ClassStats(
-        gt.k, np.array([gt.n_suppressed]), np.array([len(sizes)]),
-        np.array([sizes.min() if len(sizes) else 0]), np.array([(sizes * sizes).sum()]),
-    )
+    stats = ClassStats.from_sizes(gt.class_sizes, gt.k)
     figures = node_metrics(dataset.lattice, dataset.n_rows, stats, grid=np.array([gt.node]))
-    return {name: (v[0].item()) for name, v in figures.items()}
+    return {name: v[0].item() for name, v in figures.items()}
 
 
 def write_release(

@@ -203,6 +203,10 @@ class Answer:
         return [self.node(int(i)) for i in self.k_minimal_indices]
 
     def find_vector(self) -> FindVectorResult:
+        return self._find_vector
+
+    @cached_property
+    def _find_vector(self) -> FindVectorResult:  # the views ask for it on every redraw
         return find_vector(self.lattice, satisfying=self.satisfying)
 
     def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None) -> NodeResult:

@@ -25,9 +25,10 @@ class LatticeView(NodePicker):
 
     def _drawn_frame(self) -> pd.DataFrame:
         e = self.explorer
-        ids = e.drawn()
+        g = e.drawn_graph()
+        ids = np.fromiter(g.nodes, dtype=np.int64)
         frame = e.nodes_frame(ids)
-        frame["x"], frame["y"] = graph.layered_layout(e.lattice, ids)
+        frame["x"], frame["y"] = zip(*(g.nodes[i]["pos"] for i in g.nodes), strict=True) if len(ids) else ([], [])
         outline = np.full(len(ids), "#ffffff", dtype=object)
         if e.probe is not None:
             trace = e.find_vector().trace
@@ -55,11 +56,8 @@ class LatticeView(NodePicker):
         e = self.explorer
         if e is None or e.answer is None:
             return hv.Segments([])
-        ids = e.drawn()
-        x, y = graph.layered_layout(e.lattice, ids)
-        pos = {int(i): (xi, yi) for i, xi, yi in zip(ids, x, y, strict=True)}
-        g = graph.drawn_graph(e.lattice, ids)
-        segs = [(*pos[a], *pos[b]) for a, b in g.edges]
+        g = e.drawn_graph()
+        segs = [(*g.nodes[a]["pos"], *g.nodes[b]["pos"]) for a, b in g.edges]
         return hv.Segments(segs, ["x0", "y0", "x1", "y1"]).opts(color="#cccccc", line_width=1, backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     @param.depends("explorer.answer", "explorer.preferred")
@@ -87,7 +85,7 @@ class LatticeView(NodePicker):
         e = self.explorer
         if e is None or e.answer is None:
             return ""
-        n = len(e.drawn())
+        n = e.drawn_graph().number_of_nodes()
         return (f"Drawing <span id='n-drawn'>{n}</span> of {e.lattice.size} nodes "
                 f"(<span id='view-mode'>{e.effective_view()}</span> view). Colours: "
                 + ", ".join(f"<span style='color:{STATUS_COLORS[s]}'>●</span> {s}" for s in STATUS)

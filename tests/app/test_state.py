@@ -185,3 +185,10 @@ def test_notebook_views_for_a_dataset():
     lv, tv = lattice_view(ds, k=2), tradeoff_view(ds, k=2)
     assert lv.explorer.k_minimal_vectors() == [[0, 2], [1, 1]]
     assert len(tv.points().data) == int(query(tv.explorer.profile, 2, 0).satisfying.sum())
+
+
+def test_loading_another_dataset_drops_weights_of_qis_it_lacks(samarati_explorer):
+    e = samarati_explorer
+    e.policy, e.weights = "weighted", {"ZIP": 3.0}
+    e.load(*sample_with_profile("toy"))
+    assert e.weights == {} and e.preferred is not None and e.dataset.quasi_identifiers == ("age", "gender", "zipcode")
