@@ -22,9 +22,11 @@ from microrelease.core import (
     load_dataset,
     query,
     read_table,
-    write_release,
 )
+from microrelease.core.engines import ENGINES
 from microrelease.core.samples import SAMPLES, sample
+from microrelease.core.streaming import stream_release
+from microrelease.core.summary import TableSummary, summarize
 from microrelease.core.validation import parse_max_sup
 
 
@@ -72,7 +74,7 @@ def _weights(items: Sequence[str]) -> dict[str, float]:
 
 
 def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -> None:
-    p.add_argument("data", nargs="?", help="CSV file (or use --sample)")
+    p.add_argument("data", nargs="?", help="CSV or Parquet file, folder of partitions or glob (or use --sample)")
     p.add_argument("--sample", choices=sorted(SAMPLES), help="use a bundled sample data set with its hierarchies")
     p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
     p.add_argument("--identifier", default="", help="identifier columns C,D: dropped from every output")
@@ -84,6 +86,31 @@ def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -
         p.add_argument("--strategy", default="auto", choices=["auto", "numba", "numpy", "direct"],
                        help="how the whole-lattice profile is computed")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_engine_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine (the one pass over the rows)")
+    g.add_argument("--engine", default="duckdb", choices=sorted(ENGINES),
+                   help="duckdb: files read in place, larger than memory (default); pandas: in memory; "
+                        "dask: on a Dask cluster")
+    g.add_argument("--memory-limit", help="duckdb: memory limit such as 2GB (default: DuckDB's, 80%% of RAM)")
+    g.add_argument("--spill-dir", help="duckdb: folder for what does not fit in memory (default: a temporary one)")
+    g.add_argument("--threads", type=int, help="duckdb: threads (default: all cores)")
+    g.add_argument("--scheduler", help="dask: scheduler address tcp://host:8786 (default: a local cluster)")
+
+
+def _engine_options(args) -> dict:
+    if args.engine == "duckdb":
+        return {"memory_limit": args.memory_limit, "spill_dir": args.spill_dir, "threads": args.threads}
+    ignored = [flag for flag, value in (("--memory-limit", args.memory_limit), ("--spill-dir", args.spill_dir),
+                                        ("--threads", args.threads)) if value]
+    if ignored:
+        raise MicroreleaseError(f"{', '.join(ignored)} apply to --engine duckdb, not --engine {args.engine}")
+    if args.engine == "dask":
+        return {"scheduler": args.scheduler}
+    if args.scheduler:
+        raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {args.engine}")
+    return {}
 
 
 def _add_query_options(p: argparse.ArgumentParser, *, k_required: bool = True) -> None:
@@ -116,7 +143,20 @@ def _load(args) -> Dataset:
     )
 
 
-def _profile(dataset: Dataset, args):
+def _summarize(args) -> TableSummary:
+    path, qi, hierarchy_dir = _resolve_data(args)
+    bar = ProgressBar(f"reading rows ({args.engine})", args.quiet)
+    try:
+        return summarize(
+            path, qi=qi, hierarchies=_pairs(args.hierarchy, "--hierarchy"), hierarchy_dir=hierarchy_dir,
+            identifiers=_split(args.identifier), sensitive=_split(args.sensitive), sep=args.sep,
+            engine=args.engine, engine_options=_engine_options(args), progress=bar,
+        )
+    finally:
+        bar.close()
+
+
+def _profile(dataset: Dataset | TableSummary, args):
     bar = ProgressBar("lattice profile", args.quiet)
     try:
         return build_profile(dataset, strategy=args.strategy, progress=bar)
@@ -128,7 +168,7 @@ KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "di
 
 
 def cmd_search(args) -> int:
-    dataset = _load(args)
+    dataset = _summarize(args)
     started = time.perf_counter()
     profile = _profile(dataset, args)
     answer = query(profile, args.k, args.max_sup)
@@ -142,7 +182,7 @@ def cmd_search(args) -> int:
         "k": answer.k,
         "max_sup": answer.max_sup,
         "missing_qi_values": dict(dataset.missing_counts),
-        "blank_lines_skipped": dataset.blank_lines_skipped,
+        "engine": args.engine,
         "find_vector": answer.find_vector().to_dict(),
         "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
         "preferred": {"policy": args.policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
@@ -168,7 +208,7 @@ def cmd_search(args) -> int:
 
 
 def cmd_release(args) -> int:
-    dataset = _load(args)
+    dataset = _summarize(args)
     max_sup = parse_max_sup(args.max_sup, dataset.n_rows)
     weights = _weights(args.weights)
     if args.node:
@@ -182,7 +222,12 @@ def cmd_release(args) -> int:
         node = answer.preferred(args.policy, weights).vector
         chosen_by = f"policy {args.policy}"
     parameters = {"chosen_by": chosen_by, "policy": None if args.node else args.policy, "weights": weights or None}
-    report = write_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep, parameters=parameters)
+    bar = ProgressBar(f"writing release ({args.engine})", args.quiet)
+    try:
+        report = stream_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
+                                parameters=parameters, progress=bar)
+    finally:
+        bar.close()
     data = report.data
     if args.json:
         print(report.to_json())
@@ -222,14 +267,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("search", help="k-minimal generalizations, Find_vector and the preferred node")
     _add_data_options(p)
     _add_query_options(p)
+    _add_engine_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("release", help="write the released table and its report, re-checked")
     _add_data_options(p)
     _add_query_options(p)
+    _add_engine_options(p)
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
-    p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
+    p.add_argument("-o", "--out", required=True,
+                   help="output .csv or .parquet; the report goes to OUT.report.json")
     p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_release)

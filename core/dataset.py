@@ -83,12 +83,20 @@ def frame_checksum(df: pd.DataFrame) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def _as_text(column: pd.Series) -> pd.Series:
-    """Cells as text; missing -> MISSING; integral floats written without '.0' (39.0 -> '39')."""
+def as_text(column: pd.Series) -> pd.Series:
+    """Cells as text, the same in every engine: missing -> MISSING, integers as written, floats with
+    an integral value without '.0' (39.0 -> '39'), other floats in their shortest form ('0.1')."""
     if pd.api.types.is_float_dtype(column):
-        finite = column.dropna()
-        if len(finite) and np.all(np.mod(finite, 1) == 0):
-            column = column.astype("Int64")
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        missing = np.isnan(values)
+        integral = ~missing & np.isfinite(values) & (np.abs(values) < 2.0**53)
+        integral[integral] = np.mod(values[integral], 1) == 0
+        out = np.empty(len(values), dtype=object)
+        out[integral] = values[integral].astype(np.int64).astype(str)
+        other = ~integral & ~missing
+        out[other] = [repr(float(v)) for v in values[other]]
+        out[missing] = MISSING
+        return pd.Series(out, index=column.index, dtype=object)
     out = column.astype(object).where(column.notna(), MISSING)
     return out.map(str).astype(object)
 
@@ -121,7 +129,7 @@ class Dataset:
             raise DataError(f"{len(self.hierarchies)} hierarchies given for {len(qi)} QIs {list(qi)}")
         table = self.table.reset_index(drop=True).copy()
         for name in qi:
-            table[name] = _as_text(table[name])
+            table[name] = as_text(table[name])
         hierarchies, codes, missing_counts = [], np.empty((len(table), len(qi)), dtype=np.int32), {}
         for i, (name, h) in enumerate(zip(qi, self.hierarchies, strict=True)):
             if h.attribute != name:
@@ -182,6 +190,18 @@ def load_dataset(
     else:
         table, checksum, source = read_table(data, sep=sep), file_checksum(data), str(data)
     schema.check_columns(list(table.columns))
+    resolved = resolve_hierarchies(schema, hierarchies, hierarchy_dir)
+    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
+                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)))
+
+
+def resolve_hierarchies(
+    schema: Schema,
+    hierarchies: Mapping[str, Hierarchy | str | Path] | None,
+    hierarchy_dir: str | Path | None,
+) -> tuple[Hierarchy, ...]:
+    """One hierarchy per QI, in QI order: ``hierarchies[name]`` (object or ARX file), else a file of
+    ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``)."""
     given = dict(hierarchies or {})
     unknown = [n for n in given if n not in schema.quasi_identifiers]
     if unknown:
@@ -195,5 +215,4 @@ def load_dataset(
             where = f" or in {hierarchy_dir}" if hierarchy_dir is not None else ""
             raise DataError(f"no hierarchy for QI {name!r}: give one with --hierarchy {name}=PATH{where}")
         resolved.append(spec if isinstance(spec, Hierarchy) else read_arx(spec, name))
-    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
-                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)))
+    return tuple(resolved)

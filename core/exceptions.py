@@ -48,3 +48,7 @@ class VerificationError(MicroreleaseError):
 
 class Cancelled(MicroreleaseError):
     """Long work was stopped because ``should_stop()`` returned True."""
+
+
+class EngineError(MicroreleaseError):
+    """An engine cannot run: a Dask scheduler that does not answer, an engine not installed, ..."""

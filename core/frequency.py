@@ -17,12 +17,13 @@ class FrequencySet:
     """Distinct ground-level QI code combinations and how many rows carry each.
 
     ``codes[t]`` is tuple t (one ground code per QI), ``counts[t]`` its row count, and
-    ``row_tuple[r]`` the tuple of input row r (so suppression can be mapped back to rows).
+    ``row_tuple[r]`` the tuple of input row r (so suppression can be mapped back to rows), when
+    the rows are in memory; None for a frequency set computed by an engine over files.
     """
 
     codes: np.ndarray
     counts: np.ndarray
-    row_tuple: np.ndarray
+    row_tuple: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:

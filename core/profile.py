@@ -17,6 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from microrelease.core.generalization import class_sizes
 from microrelease.core.hierarchies import Hierarchy
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.validation import check_int
+
+if TYPE_CHECKING:
+    from microrelease.core.summary import TableSummary
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
 _KEY_BITS = 62
@@ -199,14 +203,15 @@ def profile_frequency_set(
 
 
 def build_profile(
-    dataset: Dataset,
+    dataset: Dataset | TableSummary,
     *,
     strategy: str = "auto",
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
 ) -> LatticeProfile:
-    """The whole-lattice profile of a :class:`Dataset` (see :func:`profile_frequency_set`)."""
+    """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
+    engine over files (see :func:`profile_frequency_set`)."""
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,

@@ -20,7 +20,8 @@ import pandas as pd
 
 from microrelease.core.dataset import Dataset, file_checksum, read_table
 from microrelease.core.exceptions import InvalidParameterError, VerificationError
-from microrelease.core.generalization import GeneralizedTable, generalize
+from microrelease.core.generalization import generalize
+from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
 from microrelease.core.profile import ClassStats
 
@@ -69,9 +70,10 @@ class ReleaseReport:
         return json.dumps(self.data, indent=2, sort_keys=False)
 
 
-def _node_figures(dataset: Dataset, gt: GeneralizedTable) -> dict:
-    stats = ClassStats.from_sizes(gt.class_sizes, gt.k)
-    figures = node_metrics(dataset.lattice, dataset.n_rows, stats, grid=np.array([gt.node]))
+def node_figures(lattice: Lattice, n_rows: int, node: Node, class_sizes: np.ndarray, k: int) -> dict:
+    """Every registered metric of one node, from the sizes of all its classes (suppressed included)."""
+    stats = ClassStats.from_sizes(class_sizes, k)
+    figures = node_metrics(lattice, n_rows, stats, grid=np.array([node]))
     return {name: v[0].item() for name, v in figures.items()}
 
 
@@ -128,7 +130,7 @@ def write_release(
             "vector": list(gt.node),
             "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(dataset.quasi_identifiers, gt.node, strict=True))},
         },
-        "metrics": _node_figures(dataset, gt),
+        "metrics": node_figures(dataset.lattice, dataset.n_rows, gt.node, gt.class_sizes, gt.k),
         "input": {"source": dataset.source, "rows": dataset.n_rows, "checksum": dataset.checksum,
                   "missing_qi_values": dict(dataset.missing_counts),
                   "blank_lines_skipped": dataset.blank_lines_skipped},

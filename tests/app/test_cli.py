@@ -59,7 +59,10 @@ def test_release_and_check_round_trip(tmp_path, capsys):
     assert code == 0 and "re-checked" in out
     report = json.loads((tmp_path / "adult_k5.report.json").read_text())
     assert report["output"]["rows"] == 30162 - report["suppressed"]["count"]
-    assert len(report["suppressed"]["rows"]) == report["suppressed"]["count"] <= 100
+    suppressed = report["suppressed"]
+    assert sum(c["size"] for c in suppressed["classes"]) == suppressed["count"] <= 100
+    assert suppressed["classes_listed"] == suppressed["classes_total"] == len(suppressed["classes"])
+    assert all(c["size"] < 5 for c in suppressed["classes"])
     assert len(pd.read_csv(out_csv)) == report["output"]["rows"]
     qi = ",".join(sample("adult").qi)
     code, out, _ = run(capsys, "check", str(out_csv), "--qi", qi, "--k", "5")

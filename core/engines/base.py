@@ -1,0 +1,121 @@
+"""The small interface every engine implements, and the release plan it applies.
+
+An engine does exactly three things with the rows, wherever they live:
+
+- ``frequency``: one pass computing the frequency set (Samarati §4.1) of the QIs' text values;
+- ``release``: generalize every row through per-QI level tables, drop the rows of suppressed
+  classes, drop identifiers, and stream the result to one output (CSV or Parquet);
+- ``inspect``: re-read an output and count its rows and its equivalence classes (for the re-check).
+
+All lattice work happens on the frequency set in :mod:`microrelease.core.profile`; engines never
+see the lattice. The text of a value is the same in every engine (:func:`as_text`), so pandas,
+DuckDB and Dask give the same frequency set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from microrelease.core.dataset import as_text
+from microrelease.core.engines.source import Source
+from microrelease.core.exceptions import DataError
+
+COUNT = "__count"  # the frequency column; a name no table column is expected to use
+OUTPUT_FORMATS = ("csv", "parquet")
+Progress = Callable[[float], None]
+ShouldStop = Callable[[], bool]
+
+
+def output_format(out: str | Path) -> str:
+    """'parquet' for .parquet/.pq, 'csv' for anything else (the release writes CSV by default)."""
+    return "parquet" if Path(out).suffix.lower() in (".parquet", ".pq") else "csv"
+
+
+@dataclass(frozen=True, eq=False)
+class ReleasePlan:
+    """What to do with every row: the level table of each QI and the classes to suppress.
+
+    ``level_tables[i]`` maps a value of QI i (its text) to its ``label`` and level ``code`` at the
+    chosen node; ``suppressed`` lists the level-code tuples (columns ``c0``..) of the classes
+    smaller than k. ``columns`` are the output columns (the input's minus identifiers, in order).
+    """
+
+    qi: tuple[str, ...]
+    columns: tuple[str, ...]
+    level_tables: tuple[pd.DataFrame, ...]
+    suppressed: pd.DataFrame
+    expected_rows: int
+    sep: str = ","
+    format: str = "csv"
+
+    def code_columns(self) -> list[str]:
+        return [f"c{i}" for i in range(len(self.qi))]
+
+
+@dataclass(frozen=True)
+class Written:
+    """What an output holds, counted by the engine that reads it back."""
+
+    rows: int
+    classes: int
+    smallest: int
+    columns: tuple[str, ...]
+
+
+class Engine(Protocol):
+    """One pass over the rows (see the module docstring)."""
+
+    name: str
+
+    def frequency(self, source: Source, qi: Sequence[str], *, progress: Progress | None = None,
+                  should_stop: ShouldStop | None = None) -> pa.Table:
+        """Distinct text combinations of ``qi`` (missing as '') with their row counts in COUNT."""
+        ...
+
+    def release(self, source: Source, plan: ReleasePlan, out: Path, *, progress: Progress | None = None,
+                should_stop: ShouldStop | None = None) -> None:
+        """Write the generalized, suppressed rows to ``out`` in ``plan.format``."""
+        ...
+
+    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
+        """Rows, classes over ``qi`` and the smallest class size of an output written by ``release``."""
+        ...
+
+
+def partial_frequency(frame: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
+    """The frequency set of one in-memory frame (or one partition of a larger table)."""
+    texts = pd.DataFrame({name: as_text(frame[name]) for name in qi})
+    grouped = texts.groupby(list(qi), sort=False, dropna=False).size()
+    return grouped.rename(COUNT).reset_index()
+
+
+def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
+    """Release one in-memory frame (or partition) by ``plan``; rows keep their order."""
+    out = frame[list(plan.columns)].copy()
+    codes = []
+    for name, table in zip(plan.qi, plan.level_tables, strict=True):
+        text = as_text(frame[name])
+        position = pd.Index(table["raw"]).get_indexer(text)
+        if (position < 0).any():
+            absent = sorted(set(text[position < 0]))[:10]
+            raise DataError(f"column {name!r}: value(s) {absent} are not in its hierarchy "
+                            "(did the input change after it was profiled?)")
+        # a typed string column, so that Parquet writers know the type even of an empty partition
+        out[name] = pd.array(table["label"].to_numpy(dtype=object)[position], dtype="string")
+        codes.append(table["code"].to_numpy()[position])
+    if len(plan.suppressed) and len(out):
+        drop = pd.MultiIndex.from_arrays(codes).isin(pd.MultiIndex.from_frame(plan.suppressed))
+        out = out[~np.asarray(drop)]
+    return out
+
+
+def written_from_sizes(sizes: np.ndarray, columns: Sequence[str]) -> Written:
+    sizes = np.asarray(sizes, dtype=np.int64)
+    return Written(int(sizes.sum()), len(sizes), int(sizes.min()) if len(sizes) else 0, tuple(columns))

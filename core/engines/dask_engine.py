@@ -1,0 +1,147 @@
+"""The Dask engine: the frequency set and the release computed on a Dask cluster.
+
+Give the address of a running scheduler (``tcp://host:8786``) or a ``dask.distributed.Client``;
+with neither, a local cluster is started for the call (useful to try, slower than DuckDB on one
+machine). The workers must see the input and output paths (a shared file system). The group-by
+uses ``split_out=1``: its result, the frequency set, is small, so no shuffle is needed.
+A Parquet release is written as a folder of part files (one per partition); a CSV release as one
+file.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from microrelease.core.engines.base import (
+    COUNT,
+    ReleasePlan,
+    Written,
+    apply_plan,
+    partial_frequency,
+    written_from_sizes,
+)
+from microrelease.core.engines.source import Source
+from microrelease.core.exceptions import Cancelled, DataError, EngineError
+
+
+def _dask():
+    try:
+        import dask.dataframe as dd
+        import distributed
+    except ImportError:
+        raise EngineError("the dask engine needs 'dask[dataframe,distributed]': "
+                          "pip install 'microrelease[dask]'") from None
+    return dd, distributed
+
+
+def _close(client, cluster) -> None:
+    client.close()
+    if cluster is not None:
+        cluster.close()
+
+
+class DaskEngine:
+    """``scheduler``: an address or a Client; ``timeout``: seconds to wait for the scheduler;
+    ``blocksize``: bytes of CSV per partition."""
+
+    name = "dask"
+
+    def __init__(self, *, scheduler=None, timeout: float = 10.0, blocksize: str = "64MB"):
+        self.scheduler = scheduler
+        self.timeout = timeout
+        self.blocksize = blocksize
+        self._own = None  # (client, cluster or None) that this engine opened and must close
+
+    @contextmanager
+    def _client(self):
+        """The given Client, or one connected (or local cluster started) on first use and kept."""
+        _, distributed = _dask()
+        if isinstance(self.scheduler, distributed.Client):
+            yield self.scheduler
+            return
+        if self._own is None:
+            if self.scheduler is None:
+                cluster = distributed.LocalCluster(processes=True, dashboard_address=None)
+                self._own = (distributed.Client(cluster, set_as_default=False), cluster)
+            else:
+                try:
+                    client = distributed.Client(str(self.scheduler), timeout=self.timeout, set_as_default=False)
+                except (OSError, TimeoutError) as exc:
+                    raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!s} "
+                                      f"within {self.timeout:g} s: {exc}") from None
+                self._own = (client, None)
+            weakref.finalize(self, _close, *self._own)
+        yield self._own[0]
+
+    def close(self) -> None:
+        """Disconnect (and stop the local cluster, if this engine started one)."""
+        if self._own is not None:
+            _close(*self._own)
+            self._own = None
+
+    def _read(self, source: Source, columns: Sequence[str] | None = None):
+        dd, _ = _dask()
+        files = [str(p) for p in source.paths]
+        if source.format == "parquet":
+            return dd.read_parquet(files, columns=list(columns) if columns else None)
+        return dd.read_csv(files, sep=source.sep, dtype=str, keep_default_na=False, na_filter=False,
+                           blocksize=self.blocksize, usecols=list(columns) if columns else None,
+                           skip_blank_lines=True)
+
+    @staticmethod
+    def _wait(client, future, progress, should_stop, what: str):
+        """Wait for ``future``, polling cancel; errors name the input."""
+        import distributed
+
+        if progress is not None:
+            progress(0.0)
+        while True:
+            try:
+                result = future.result(timeout=0.2)
+                break
+            except (distributed.TimeoutError, TimeoutError):
+                if should_stop is not None and should_stop():
+                    client.cancel(future)
+                    raise Cancelled("the Dask computation was cancelled") from None
+            except (OSError, ValueError, KeyError) as exc:
+                raise DataError(f"Dask failed {what}: {exc}") from None
+        if progress is not None:
+            progress(1.0)
+        return result
+
+    def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
+        if source.frame is not None:
+            raise EngineError("the dask engine reads files; use engine='pandas' for a DataFrame")
+        qi = list(qi)
+        meta = pd.DataFrame({**{q: pd.Series(dtype=object) for q in qi}, COUNT: pd.Series(dtype="int64")})
+        parts = self._read(source, qi).map_partitions(partial_frequency, qi, meta=meta)
+        total = parts.groupby(qi, sort=False)[COUNT].sum(split_out=1)
+        with self._client() as client:
+            (future,) = client.compute([total])
+            result = self._wait(client, future, progress, should_stop, f"reading {source.description}")
+        return pa.Table.from_pandas(result.rename(COUNT).reset_index(), preserve_index=False)
+
+    def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
+        frame = self._read(source)
+        meta = apply_plan(frame._meta, plan)
+        released = frame.map_partitions(apply_plan, plan, meta=meta)
+        if plan.format == "parquet":
+            task = released.to_parquet(str(out), write_index=False, compute=False)
+        else:
+            task = released.to_csv(str(out), single_file=True, index=False, sep=plan.sep, compute=False)
+        with self._client() as client:
+            (future,) = client.compute([task])
+            self._wait(client, future, progress, should_stop, f"releasing {source.description}")
+
+    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
+        files = sorted(Path(out).glob("*.parquet")) if Path(out).is_dir() else [Path(out)]
+        back = Source(tuple(files), fmt, sep)
+        columns = back.columns()
+        freq = self.frequency(back, qi)
+        return written_from_sizes(freq.column(COUNT).to_numpy(), columns)

@@ -1,0 +1,64 @@
+"""The pandas engine: the rows in memory, as a DataFrame (given, or read whole from the files).
+
+Right for tables that fit in memory several times over (pandas keeps every cell as a Python
+object); beyond that, use DuckDB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from microrelease.core.dataset import read_table
+from microrelease.core.engines.base import (
+    COUNT,
+    ReleasePlan,
+    Written,
+    apply_plan,
+    partial_frequency,
+    written_from_sizes,
+)
+from microrelease.core.engines.source import Source
+from microrelease.core.exceptions import DataError
+
+
+def _read(path: Path, fmt: str, sep: str) -> pd.DataFrame:
+    if fmt == "parquet":
+        try:
+            return pd.read_parquet(path)
+        except Exception as exc:  # pyarrow's errors name neither the file nor the problem
+            raise DataError(f"{path} is not a readable Parquet file: {exc}") from None
+    return read_table(path, sep=sep)
+
+
+class PandasEngine:
+    name = "pandas"
+
+    def _frame(self, source: Source) -> pd.DataFrame:
+        if source.frame is not None:
+            return source.frame
+        parts = [_read(p, source.format, source.sep) for p in source.paths]
+        return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+    def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
+        if progress is not None:
+            progress(0.0)
+        result = pa.Table.from_pandas(partial_frequency(self._frame(source), qi), preserve_index=False)
+        if progress is not None:
+            progress(1.0)
+        return result
+
+    def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
+        released = apply_plan(self._frame(source), plan)
+        if plan.format == "parquet":
+            released.to_parquet(out, index=False)
+        else:
+            released.to_csv(out, index=False, sep=plan.sep)
+
+    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
+        back = _read(out, fmt, sep)
+        sizes = partial_frequency(back, qi)[COUNT].to_numpy() if len(back) else []
+        return written_from_sizes(sizes, back.columns)

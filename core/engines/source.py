@@ -1,0 +1,158 @@
+"""Where the rows live: a DataFrame in memory, or CSV / Parquet files read by an engine.
+
+The files of one source are checked before any engine runs: each must exist and be readable, and
+all must have the same columns (a column missing from one partition is named with its file). Only
+the header of a CSV and the footer of a Parquet file are read for that.
+"""
+
+from __future__ import annotations
+
+import csv
+import glob
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from microrelease.core.dataset import detect_separator, frame_checksum
+from microrelease.core.exceptions import DataError
+
+FORMATS = ("csv", "parquet")
+# Parquet column types whose text form every engine writes the same way (see engines/text.py).
+TEXT_TYPES = ("string", "large_string", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+              "uint64", "float", "double", "halffloat", "null")
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq"):
+        return "parquet"
+    if suffix in (".csv", ".tsv", ".txt", ".gz"):
+        return "csv"
+    raise DataError(f"{path}: cannot tell the format from the suffix {suffix!r}; use .csv or .parquet")
+
+
+def _expand(data: str | Path | Sequence[str | Path]) -> tuple[Path, ...]:
+    items = [data] if isinstance(data, str | Path) else list(data)
+    paths: list[Path] = []
+    for item in items:
+        item = Path(item)
+        if item.is_dir():
+            found = sorted(item.glob("*.parquet")) or sorted(item.glob("*.csv"))
+            if not found:
+                raise DataError(f"{item}: folder holds no *.parquet or *.csv partitions")
+            paths.extend(found)
+        elif any(ch in str(item) for ch in "*?["):
+            found = sorted(Path(p) for p in glob.glob(str(item)))
+            if not found:
+                raise DataError(f"{item}: no file matches this pattern")
+            paths.extend(found)
+        else:
+            paths.append(item)
+    if not paths:
+        raise DataError("no input file given")
+    return tuple(paths)
+
+
+@dataclass(frozen=True, eq=False)
+class Source:
+    """The input table: ``frame`` (in memory) or ``paths`` of one ``format`` (CSV with ``sep``)."""
+
+    paths: tuple[Path, ...] = ()
+    format: str = ""
+    sep: str = ","
+    frame: pd.DataFrame | None = None
+
+    @classmethod
+    def of(cls, data: str | Path | Sequence[str | Path] | pd.DataFrame, *, sep: str | None = None) -> Source:
+        """A DataFrame, a file, a folder of partitions, a glob pattern or a list of files."""
+        if isinstance(data, pd.DataFrame):
+            if len(data.columns) != len(set(map(str, data.columns))):
+                raise DataError("the DataFrame has duplicate column names")
+            return cls(frame=data.rename(columns=str))
+        paths = _expand(data)
+        formats = {_format_of(p) for p in paths}
+        if len(formats) > 1:
+            raise DataError(f"mixed formats in one input: {sorted(formats)}")
+        fmt = formats.pop()
+        for p in paths:
+            if not p.is_file():
+                raise DataError(f"data file not found: {p}")
+        if fmt == "csv" and sep is None:
+            try:
+                with open(paths[0], encoding="utf-8-sig", errors="replace") as fh:
+                    sep = detect_separator(fh.read(64_000))
+            except OSError as exc:
+                raise DataError(f"cannot read {paths[0]}: {exc.strerror}") from None
+        return cls(paths, fmt, sep or ",")
+
+    @property
+    def description(self) -> str:
+        if self.frame is not None:
+            return "<DataFrame>"
+        return str(self.paths[0]) if len(self.paths) == 1 else f"{self.paths[0].parent} ({len(self.paths)} files)"
+
+    def file_columns(self, path: Path) -> list[str]:
+        """Column names of one file, from its header (CSV) or footer (Parquet)."""
+        try:
+            if self.format == "parquet":
+                import pyarrow.parquet as pq
+
+                return list(pq.read_schema(path).names)
+            with open(path, encoding="utf-8-sig", newline="") as fh:
+                header = next(csv.reader([fh.readline()], delimiter=self.sep), [])
+        except OSError as exc:
+            raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
+        except Exception as exc:  # pyarrow's errors for a file that is not Parquet
+            raise DataError(f"{path} is not a readable Parquet file: {exc}") from None
+        if not header:
+            raise DataError(f"{path} is empty (no header)")
+        return header
+
+    def columns(self) -> list[str]:
+        """The table's columns; DataError naming the file and the columns if partitions differ."""
+        if self.frame is not None:
+            return list(self.frame.columns)
+        first: list[str] | None = None
+        for path in self.paths:
+            cols = self.file_columns(path)
+            dup = sorted({c for c in cols if cols.count(c) > 1})
+            if dup:
+                raise DataError(f"{path}: duplicate column names {dup}")
+            if first is None:
+                first = cols
+            elif sorted(cols) != sorted(first):
+                missing, extra = sorted(set(first) - set(cols)), sorted(set(cols) - set(first))
+                raise DataError(f"{path}: its columns differ from those of {self.paths[0]}: "
+                                f"missing {missing}, extra {extra}")
+            elif self.format == "csv" and cols != first:  # CSV partitions are read by position
+                raise DataError(f"{path}: its columns are in another order than in {self.paths[0]}")
+        return first or []
+
+    def check_types(self, columns: Sequence[str]) -> None:
+        """QI values must have one text form in every engine: text, integer or float columns."""
+        if self.frame is not None:
+            return
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            for path in self.paths:
+                schema = pq.read_schema(path)
+                for name in columns:
+                    kind = str(schema.field(name).type)
+                    if kind not in TEXT_TYPES:
+                        raise DataError(f"{path}: column {name!r} has type {kind}; QI and output columns must "
+                                        "be text, integer or floating point (cast it first)")
+
+    def checksum(self) -> str:
+        """SHA-256 over the files' bytes in order (or the DataFrame's content)."""
+        if self.frame is not None:
+            return frame_checksum(self.frame)
+        digest = hashlib.sha256()
+        for path in self.paths:
+            with open(path, "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+        return "sha256:" + digest.hexdigest()
