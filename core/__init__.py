@@ -5,7 +5,9 @@ generalization hierarchies), ``lattice`` (distance vectors), ``frequency`` (the 
 ``generalization`` (generalization with minimal required suppression), ``outliers`` (the outlier
 distance matrix VT), ``profile`` (every node's class-size histogram in one pass), ``search``
 (k-minimal generalizations, Find_vector), ``policies`` (preference policies), ``metrics``
-(accuracy, completeness, ...), ``release`` (write and independently re-check a release).
+(accuracy, completeness, ...), ``release`` (write and independently re-check a release). For data
+larger than memory: ``engines`` (pandas, DuckDB, Dask), ``summary`` (the one pass over the rows) and
+``streaming`` (the release written by an engine).
 
 No UI library is imported here; :mod:`microrelease.app` builds on this package, never the reverse.
 """
@@ -17,6 +19,7 @@ from microrelease.core.exceptions import (
     Cancelled,
     CoverageError,
     DataError,
+    EngineError,
     HierarchyError,
     InvalidParameterError,
     MicroreleaseError,
@@ -34,6 +37,8 @@ from microrelease.core.release import check_k_anonymity, write_release
 from microrelease.core.roles import AttributeRole, Schema
 from microrelease.core.samples import SAMPLES, load_sample
 from microrelease.core.search import Answer, find_vector, k_minimal, query
+from microrelease.core.streaming import stream_release
+from microrelease.core.summary import TableSummary, summarize
 
 try:
     __version__ = version("microrelease")
@@ -50,6 +55,7 @@ __all__ = [
     "CoverageError",
     "DataError",
     "Dataset",
+    "EngineError",
     "GeneralizedTable",
     "Hierarchy",
     "HierarchyError",
@@ -60,6 +66,7 @@ __all__ = [
     "NoSolutionError",
     "Node",
     "Schema",
+    "TableSummary",
     "VerificationError",
     "build_profile",
     "check_k_anonymity",
@@ -76,6 +83,8 @@ __all__ = [
     "read_arx",
     "read_table",
     "satisfies",
+    "stream_release",
+    "summarize",
     "taxonomy",
     "write_arx",
     "write_release",

@@ -97,6 +97,10 @@ def as_text(column: pd.Series) -> pd.Series:
         out[other] = [repr(float(v)) for v in values[other]]
         out[missing] = MISSING
         return pd.Series(out, index=column.index, dtype=object)
+    if pd.api.types.is_string_dtype(column) and (
+        column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")
+    ):
+        return column.astype(object).where(column.notna(), MISSING)  # already text: no per-cell str()
     out = column.astype(object).where(column.notna(), MISSING)
     return out.map(str).astype(object)
 

@@ -172,6 +172,7 @@ def profile_frequency_set(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
+    memory_budget: int = 512 << 20,
 ) -> LatticeProfile:
     """Build the whole-lattice profile from a frequency set.
 
@@ -181,6 +182,10 @@ def profile_frequency_set(
     progress : called with the fraction done (0..1) as work proceeds.
     should_stop : polled between chunks; when it returns True, :class:`Cancelled` is raised.
     workers : threads for the roll-up (default: up to 2 cores).
+    memory_budget : bytes the roll-up's working set may take. Each chunk in flight keeps one array
+        of classes per level of its depth-first path (at most the frequency set's size each), so
+        for very large frequency sets fewer chunks run at once (down to one, on one thread):
+        memory stays bounded by the budget or one chunk, whichever is larger, at the cost of time.
     """
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.")
@@ -199,7 +204,9 @@ def profile_frequency_set(
     else:
         from microrelease.core import _rollup_numpy as kernels
     workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
-    return _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers)
+    check_int(memory_budget, "memory_budget", low=0)
+    return _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers,
+                           memory_budget)
 
 
 def build_profile(
@@ -209,19 +216,32 @@ def build_profile(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
+    memory_budget: int = 512 << 20,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
     engine over files (see :func:`profile_frequency_set`)."""
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,
+        memory_budget=memory_budget,
     )
 
 
-def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers) -> LatticeProfile:
+def chunks_in_flight(n_distinct: int, inner_depth: int, workers: int, memory_budget: int) -> int:
+    """How many roll-up chunks may run at once: 2 per worker, fewer if their working sets
+    (keys and counts, 16 bytes per class, per level of the depth-first path, plus the hash table)
+    would exceed ``memory_budget``; never fewer than one."""
+    per_chunk = 16 * max(n_distinct, 1) * (inner_depth + 1) + 16 * (1 << max(4, (2 * max(n_distinct, 1) - 1).bit_length()))
+    return max(1, min(2 * workers, memory_budget // per_chunk))
+
+
+def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers,
+                    memory_budget) -> LatticeProfile:
     shifts, masks, parent_flat, parent_off = spec
     shape = lattice.shape
     p = _choose_split(shape)
+    in_flight = chunks_in_flight(freq.n_distinct, sum(lattice.heights[:p]), workers, memory_budget)
+    workers = min(workers, in_flight)
     inner_heights = np.array(lattice.heights[:p], dtype=np.int64)
     outer_shape = shape[p:]
     outer_size = int(np.prod(outer_shape, dtype=np.int64))
@@ -253,8 +273,8 @@ def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progres
     pieces = []
     if progress is not None:
         progress(0.0)
-    # The kernels release the GIL, so chunks run on all cores; at most 2 per worker are in flight
-    # to keep memory bounded by a few start nodes.
+    # The kernels release the GIL, so chunks run on all cores; at most `in_flight` chunks are
+    # submitted at once, which bounds memory (see chunks_in_flight).
     with ThreadPoolExecutor(max_workers=workers) as pool:
         pending: set = set()
         for start in starts(root_keys, root_counts, [0] * m_outer, 0):
@@ -263,7 +283,7 @@ def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progres
                     f.cancel()
                 raise Cancelled("profile computation cancelled")
             pending.add(pool.submit(chunk, *start))
-            if len(pending) >= 2 * workers:
+            if len(pending) >= in_flight:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)
                 pieces.extend(f.result() for f in done)
                 if progress is not None:

@@ -90,30 +90,64 @@ class Engine(Protocol):
 
 
 def partial_frequency(frame: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
-    """The frequency set of one in-memory frame (or one partition of a larger table)."""
-    texts = pd.DataFrame({name: as_text(frame[name]) for name in qi})
-    grouped = texts.groupby(list(qi), sort=False, dropna=False).size()
-    return grouped.rename(COUNT).reset_index()
+    """The frequency set of one in-memory frame (or one partition of a larger table).
+
+    Rows are grouped on their raw values first; only the distinct combinations are turned into
+    text (then regrouped, as two raw values may share a text, e.g. None and '').
+    """
+    qi = list(qi)
+    raw = frame[qi].groupby(qi, sort=False, dropna=False, observed=True).size()
+    distinct = raw.index.to_frame(index=False)
+    texts = pd.DataFrame({name: as_text(distinct[name]) for name in qi})
+    texts[COUNT] = raw.to_numpy(dtype=np.int64)
+    return texts.groupby(qi, sort=False)[COUNT].sum().reset_index()
 
 
 def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
-    """Release one in-memory frame (or partition) by ``plan``; rows keep their order."""
-    out = frame[list(plan.columns)].copy()
-    codes = []
+    """Release one in-memory frame (or partition) by ``plan``; rows keep their order.
+
+    Each QI column is factorized, so only its distinct values are turned into text and looked up;
+    rows are filtered before the labels are built, and labels are taken by Arrow.
+    """
+    key = np.zeros(len(frame), dtype=np.int64)
+    radix_product = 1.0
+    levels = []
     for name, table in zip(plan.qi, plan.level_tables, strict=True):
-        text = as_text(frame[name])
+        row_value, uniques = pd.factorize(frame[name], use_na_sentinel=False)
+        text = as_text(pd.Series(uniques, dtype=object))
         position = pd.Index(table["raw"]).get_indexer(text)
         if (position < 0).any():
             absent = sorted(set(text[position < 0]))[:10]
             raise DataError(f"column {name!r}: value(s) {absent} are not in its hierarchy "
                             "(did the input change after it was profiled?)")
-        # a typed string column, so that Parquet writers know the type even of an empty partition
-        out[name] = pd.array(table["label"].to_numpy(dtype=object)[position], dtype="string")
-        codes.append(table["code"].to_numpy()[position])
-    if len(plan.suppressed) and len(out):
-        drop = pd.MultiIndex.from_arrays(codes).isin(pd.MultiIndex.from_frame(plan.suppressed))
-        out = out[~np.asarray(drop)]
-    return out
+        row_position = position[row_value]
+        level = table["code"].to_numpy(dtype=np.int64)[row_position]
+        radix = int(table["code"].max()) + 1
+        key = key * radix + level
+        radix_product *= radix
+        levels.append(level)
+    keep = np.ones(len(frame), dtype=bool)
+    if len(plan.suppressed) and len(frame):
+        if radix_product < 2.0**62:  # one int64 key per class: a vectorized membership test
+            suppressed_key = np.zeros(len(plan.suppressed), dtype=np.int64)
+            for column, table in zip(plan.code_columns(), plan.level_tables, strict=True):
+                suppressed_key = suppressed_key * (int(table["code"].max()) + 1) + plan.suppressed[column].to_numpy(np.int64)
+            keep = ~np.isin(key, suppressed_key)
+        else:
+            keep = ~np.asarray(pd.MultiIndex.from_arrays(levels).isin(pd.MultiIndex.from_frame(plan.suppressed)))
+    kept = frame.index[keep]
+    columns = {}
+    for column in plan.columns:
+        if column in plan.qi:
+            i = plan.qi.index(column)
+            table = plan.level_tables[i]
+            level_labels = table.drop_duplicates("code").sort_values("code")["label"].to_numpy(dtype=object)
+            # categorical: no string is copied per row, and the type is known even for an empty
+            # partition (Parquet stores it as dictionary-encoded text)
+            columns[column] = pd.Categorical.from_codes(levels[i][keep], categories=level_labels)
+        else:
+            columns[column] = frame[column].to_numpy()[keep] if frame[column].dtype == object else frame[column][keep].array
+    return pd.DataFrame(columns, index=kept)
 
 
 def written_from_sizes(sizes: np.ndarray, columns: Sequence[str]) -> Written:

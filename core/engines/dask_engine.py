@@ -48,14 +48,17 @@ def _close(client, cluster) -> None:
 
 class DaskEngine:
     """``scheduler``: an address or a Client; ``timeout``: seconds to wait for the scheduler;
-    ``blocksize``: bytes of CSV per partition."""
+    ``blocksize``: bytes of CSV per partition; ``partition_rows``: about how many Parquet rows per
+    partition (whole row groups)."""
 
     name = "dask"
 
-    def __init__(self, *, scheduler=None, timeout: float = 10.0, blocksize: str = "64MB"):
+    def __init__(self, *, scheduler=None, timeout: float = 10.0, blocksize: str = "64MB",
+                 partition_rows: int = 1_000_000):
         self.scheduler = scheduler
         self.timeout = timeout
         self.blocksize = blocksize
+        self.partition_rows = partition_rows
         self._own = None  # (client, cluster or None) that this engine opened and must close
 
     @contextmanager
@@ -89,7 +92,14 @@ class DaskEngine:
         dd, _ = _dask()
         files = [str(p) for p in source.paths]
         if source.format == "parquet":
-            return dd.read_parquet(files, columns=list(columns) if columns else None)
+            # Dask's default makes one partition per file, however large: one worker would hold
+            # a whole 50M-row file. Whole row groups are grouped to about partition_rows rows.
+            import pyarrow.parquet as pq
+
+            meta = pq.ParquetFile(files[0]).metadata
+            per_group = max(1, meta.num_rows // max(1, meta.num_row_groups))
+            groups = max(1, round(self.partition_rows / per_group))
+            return dd.read_parquet(files, columns=list(columns) if columns else None, split_row_groups=groups)
         return dd.read_csv(files, sep=source.sep, dtype=str, keep_default_na=False, na_filter=False,
                            blocksize=self.blocksize, usecols=list(columns) if columns else None,
                            skip_blank_lines=True)

@@ -89,8 +89,9 @@ class DuckDBEngine:
                     "SET preserve_insertion_order = false")
         return con
 
-    def _run(self, sql: str, source: Source | None, progress, should_stop, fetch: str = "", tables=()):
-        """Run ``sql`` on a fresh connection in a thread, reporting progress and honouring cancel."""
+    def _run(self, work_on, source: Source | None, progress=None, should_stop=None, tables=()):
+        """Call ``work_on(connection)`` on a fresh connection in a thread, reporting the running
+        query's progress and interrupting it when ``should_stop()`` says so."""
         import duckdb
 
         with tempfile.TemporaryDirectory(prefix="microrelease-spill-", dir=self.spill_dir) as spill:
@@ -101,12 +102,7 @@ class DuckDBEngine:
 
             def work():
                 try:
-                    if fetch == "arrow":
-                        result["value"] = con.sql(sql).to_arrow_table()
-                    elif fetch:
-                        result["value"] = con.execute(sql).fetch_df()
-                    else:
-                        con.execute(sql)
+                    result["value"] = work_on(con)
                 except Exception as exc:  # re-raised in the caller's thread
                     result["error"] = exc
 
@@ -148,48 +144,57 @@ class DuckDBEngine:
                 f"delim = {_literal(source.sep)}, quote = '\"', escape = '\"', union_by_name = true, "
                 f"strict_mode = true{buffer})")
 
-    def _types(self, relation: str) -> dict[str, str]:
-        frame = self._run(f"DESCRIBE SELECT * FROM {relation}", None, None, None, "frame")
-        return dict(zip(frame["column_name"], frame["column_type"], strict=True))
+    @staticmethod
+    def _types(con, relation: str) -> dict[str, str]:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+        return {name: kind for name, kind, *_ in rows}
 
     def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
         if source.frame is not None:
             raise EngineError("the duckdb engine reads files; use engine='pandas' for a DataFrame")
         relation = self.scan(source)
-        types = self._types(relation)
-        texts = ", ".join(f"{_text(q, types[q])} AS {quote(q)}" for q in qi)
-        sql = f"SELECT {texts}, count(*) AS {quote(COUNT)} FROM {relation} GROUP BY ALL"
-        return self._run(sql, source, progress, should_stop, "arrow")
+
+        def work_on(con):
+            types = self._types(con, relation)
+            texts = ", ".join(f"{_text(q, types[q])} AS {quote(q)}" for q in qi)
+            return con.sql(f"SELECT {texts}, count(*) AS {quote(COUNT)} FROM {relation} GROUP BY ALL").to_arrow_table()
+
+        return self._run(work_on, source, progress, should_stop)
 
     def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
         relation = self.scan(source)
-        types = self._types(relation)
-        tables, joins, picks = [], [], []
-        for i, (name, table) in enumerate(zip(plan.qi, plan.level_tables, strict=True)):
-            tables.append((f"__level{i}", table.astype({"raw": object, "label": object})))
-            joins.append(f"JOIN __level{i} AS l{i} ON {_text(name, types[name], 't')} = l{i}.raw")
-        for column in plan.columns:
-            if column in plan.qi:
-                picks.append(f"l{plan.qi.index(column)}.label AS {quote(column)}")
-            else:
-                picks.append(f"t.{quote(column)}")
-        query = f"SELECT {', '.join(picks)} FROM {relation} AS t {' '.join(joins)}"
+        tables = [(f"__level{i}", table.astype({"raw": object, "label": object}))
+                  for i, table in enumerate(plan.level_tables)]
         if len(plan.suppressed):
             tables.append(("__suppressed", plan.suppressed))
-            match = " AND ".join(f"s.c{i} = l{i}.code" for i in range(len(plan.qi)))
-            query += f" WHERE NOT EXISTS (SELECT 1 FROM __suppressed AS s WHERE {match})"
+        picks = [f"l{plan.qi.index(c)}.label AS {quote(c)}" if c in plan.qi else f"t.{quote(c)}" for c in plan.columns]
         if plan.format == "parquet":
             options = "FORMAT parquet"
         else:
             options = f"FORMAT csv, HEADER true, DELIMITER {_literal(plan.sep)}"
-        self._run(f"COPY ({query}) TO {_literal(str(out))} ({options})", source, progress, should_stop, "", tables)
+
+        def work_on(con):
+            types = self._types(con, relation)
+            joins = " ".join(f"JOIN __level{i} AS l{i} ON {_text(name, types[name], 't')} = l{i}.raw"
+                             for i, name in enumerate(plan.qi))
+            query = f"SELECT {', '.join(picks)} FROM {relation} AS t {joins}"
+            if len(plan.suppressed):
+                match = " AND ".join(f"s.c{i} = l{i}.code" for i in range(len(plan.qi)))
+                query += f" WHERE NOT EXISTS (SELECT 1 FROM __suppressed AS s WHERE {match})"
+            con.execute(f"COPY ({query}) TO {_literal(str(out))} ({options})")
+
+        self._run(work_on, source, progress, should_stop, tables)
 
     def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
         back = Source((Path(out),), fmt, sep)
         relation = self.scan(back)
-        columns = tuple(self._types(relation))
         groups = ", ".join(quote(q) for q in qi)
-        sql = (f"SELECT count(*) AS classes, COALESCE(sum(n), 0) AS rows, COALESCE(min(n), 0) AS smallest "
-               f"FROM (SELECT count(*) AS n FROM {relation} GROUP BY {groups})")
-        row = self._run(sql, back, None, None, "frame").iloc[0]
-        return Written(int(row["rows"]), int(row["classes"]), int(row["smallest"]), columns)
+
+        def work_on(con):
+            columns = tuple(self._types(con, relation))
+            classes, rows, smallest = con.execute(
+                f"SELECT count(*), COALESCE(sum(n), 0), COALESCE(min(n), 0) "
+                f"FROM (SELECT count(*) AS n FROM {relation} GROUP BY {groups})").fetchone()
+            return Written(int(rows), int(classes), int(smallest), columns)
+
+        return self._run(work_on, back)

@@ -125,3 +125,25 @@ def test_progress_bar_draws_on_a_terminal_and_is_silenced_by_quiet():
     quiet = Terminal()
     ProgressBar("x", quiet=True, stream=quiet)(0.5)
     assert quiet.getvalue() == ""
+
+
+def test_release_to_parquet_through_duckdb_with_a_memory_limit(tmp_path, capsys):
+    out = tmp_path / "adult.parquet"
+    code, _, err = run(capsys, "release", "--sample", "adult", "--k", "5", "--max-sup", "1%", "--engine", "duckdb",
+                       "--memory-limit", "256MB", "--spill-dir", str(tmp_path), "-o", str(out), "--json")
+    assert code == 0, err
+    back = pd.read_parquet(out)
+    report = json.loads((tmp_path / "adult.report.json").read_text())
+    assert report["input"]["engine"] == "duckdb" and report["output"]["format"] == "parquet"
+    assert len(back) == report["output"]["rows"] == 30162 - report["suppressed"]["count"]
+    assert back.groupby(list(sample("adult").qi)).size().min() >= 5
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--engine", "pandas", "--memory-limit", "1GB"], "--memory-limit apply to --engine duckdb"),
+    (["--engine", "duckdb", "--scheduler", "tcp://h:1"], "--scheduler applies to --engine dask"),
+    (["--engine", "duckdb", "--memory-limit", "lots"], "'memory_limit' parameter must be like '64MB'"),
+])
+def test_engine_options_that_do_not_fit_are_refused(capsys, argv, message):
+    code, _, err = run(capsys, "search", "--sample", "adult", "--k", "5", *argv)
+    assert code == 2 and message in err

@@ -1,0 +1,224 @@
+"""Speed and memory of the one pass over the rows, per engine, at 1M / 10M / 50M rows.
+
+Tables are sampled with replacement from adult (seeded; see tests/scale_data.py) and written to
+Parquet once (kept in --workdir). For each size and engine it prints, each measured in a fresh
+process so that peak memory is the call's own:
+- the frequency-set time and its extra peak memory (RSS high-water mark minus the RSS before the
+  call; for Dask, the client plus both workers),
+- the whole-lattice profile time, and the release time (k = 10 per adult-sized share of rows,
+  MaxSup = 0.5%, the min-relative preferred node, to Parquet, re-checked by the engine),
+- in the same run, a bare DuckDB GROUP BY over the same file as the floor, and the ratios.
+Then the worst case: 1M rows of uniformly random QIs (about a million distinct combinations), and
+the adult profile times against the targets (8 QIs <= 0.3 s, 9 QIs <= 0.6 s).
+
+pandas is skipped where its rows would not fit comfortably in this machine's memory (it keeps
+every cell as a Python object); the skip is printed with its reason.
+
+Run: python benchmarks/scale.py [--rows 1M,10M,50M] [--workdir /tmp/microrelease-bench]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+QI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
+PANDAS_MAX_ROWS = 10_000_000
+ADULT_ROWS = 30_162
+
+
+def rss_mb(field: str = "VmRSS") -> float:
+    for line in open("/proc/self/status"):
+        if line.startswith(field):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def reset_peak() -> float:
+    """Reset the RSS high-water mark (Linux) and return the current RSS."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+    return rss_mb()
+
+
+def child(task: dict) -> dict:
+    """One measurement, in this (fresh) process."""
+    from microrelease.core import build_profile, query
+    from microrelease.core.engines import DaskEngine
+    from microrelease.core.samples import sample
+    from microrelease.core.streaming import stream_release
+    from microrelease.core.summary import summarize
+
+    adult = sample("adult")
+    path = Path(task["path"])
+    out: dict = {}
+    if task["kind"] == "floor":
+        import duckdb
+
+        con = duckdb.connect()
+        cols = ", ".join(f'"{q}"' for q in QI)
+        base = reset_peak()
+        t = time.perf_counter()
+        table = con.sql(f"SELECT {cols}, count(*) AS n FROM read_parquet('{path}') GROUP BY ALL").to_arrow_table()
+        out.update(seconds=time.perf_counter() - t, extra_mb=rss_mb("VmHWM") - base, distinct=table.num_rows)
+        return out
+
+    engine_name = task["engine"]
+    client = cluster = None
+    if engine_name == "dask":
+        import distributed
+
+        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                           dashboard_address=None, silence_logs=50)
+        client = distributed.Client(cluster, set_as_default=False)
+        engine = DaskEngine(scheduler=client)
+        client.run(reset_peak)
+        worker_base = client.run(rss_mb)
+    else:
+        from microrelease.core.engines import make_engine
+
+        engine = make_engine(engine_name)
+    data = path
+    if engine_name == "pandas":
+        import pandas as pd
+
+        data = pd.read_parquet(path)  # the pandas engine works on rows already in memory
+    base = reset_peak()
+    t = time.perf_counter()
+    summary = summarize(data, qi=QI, hierarchy_dir=adult.folder, engine=engine, checksum=False)
+    out["freq_seconds"] = time.perf_counter() - t
+    out["freq_extra_mb"] = rss_mb("VmHWM") - base
+    if client is not None:
+        peaks = client.run(lambda: rss_mb("VmHWM"))
+        out["freq_extra_mb"] += sum(peaks[w] - worker_base[w] for w in peaks)
+    out["distinct"] = summary.frequency.n_distinct
+    build_profile(summarize(adult.path, qi=adult.qi, hierarchy_dir=adult.folder))  # load numba's compiled kernels
+    base = reset_peak()
+    t = time.perf_counter()
+    profile = build_profile(summary)
+    out["profile_seconds"] = time.perf_counter() - t
+    out["profile_extra_mb"] = rss_mb("VmHWM") - base
+    if task.get("release", True):
+        k = task["k"]
+        answer = query(profile, k, "0.5%")
+        node = answer.preferred().vector
+        target = Path(task["workdir"]) / f"release-{engine_name}-{path.stem}.parquet"
+        t = time.perf_counter()
+        report = stream_release(summary, node, k, target, max_sup=answer.max_sup).data
+        out["release_seconds"] = time.perf_counter() - t
+        out["released_rows"] = report["output"]["rows"]
+        out["node"] = list(node)
+        out["k_minimal"] = len(answer.k_minimal_indices)
+    if client is not None:
+        client.close()
+        cluster.close()
+    return out
+
+
+def measure(task: dict) -> dict:
+    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(task)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def parse_rows(text: str) -> list[int]:
+    scale = {"K": 1_000, "M": 1_000_000}
+    return [int(float(t[:-1]) * scale[t[-1].upper()]) if t[-1].upper() in scale else int(t)
+            for t in text.split(",")]
+
+
+def adult_profile_times(repeat: int = 5) -> None:
+    from microrelease.core import build_profile, load_sample
+    from microrelease.core.samples import sample
+
+    print("\n## adult profile against the targets (median of 5, wall; 2 threads)")
+    for n_qi, target in ((8, 0.3), (9, 0.6)):
+        qi = sample("adult").qi + (("salary-class",) if n_qi == 9 else ())
+        ds = load_sample("adult", qi=qi)
+        build_profile(ds)
+        times = []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            build_profile(ds)
+            times.append(time.perf_counter() - t)
+        wall = statistics.median(times)
+        print(f"{n_qi} QIs: {wall:.3f} s (target {target} s: {'met' if wall <= target else 'MISSED'})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1M,10M,50M")
+    parser.add_argument("--engines", default="duckdb,dask,pandas")
+    parser.add_argument("--workdir", default="/tmp/microrelease-bench")
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        print(json.dumps(child(json.loads(args.child))))
+        return
+
+    from scale_data import resample_adult, uniform_random
+
+    workdir = Path(args.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"# microrelease scale benchmark ({os.cpu_count()} cores)")
+    adult_profile_times()
+    for n in parse_rows(args.rows):
+        path = workdir / f"adult_{n}.parquet"
+        if not path.exists():
+            t = time.perf_counter()
+            resample_adult(path, n)
+            print(f"\n(wrote {path}: {path.stat().st_size / 1e6:.0f} MB in {time.perf_counter() - t:.1f} s)")
+        floor = measure({"kind": "floor", "path": str(path)})
+        k = max(10, round(10 * n / ADULT_ROWS))  # each adult row is drawn about n / 30,162 times
+        print(f"\n## {n:,} rows resampled from adult (Parquet, {path.stat().st_size / 1e6:.0f} MB); "
+              f"k = {k}, MaxSup = 0.5%")
+        print(f"floor: bare DuckDB GROUP BY: {floor['seconds']:.2f} s, {floor['extra_mb']:.0f} MB extra, "
+              f"{floor['distinct']:,} groups")
+        print(f"{'engine':<8} {'freq s':>8} {'vs floor':>9} {'freq MB':>8} {'profile s':>10} {'release s':>10} "
+              f"{'released':>11} preferred")
+        results = {}
+        for name in args.engines.split(","):
+            if name == "pandas" and n > PANDAS_MAX_ROWS:
+                print(f"{name:<8} skipped: {n:,} rows of Python strings need tens of GB in pandas")
+                continue
+            r = measure({"kind": "engine", "engine": name, "path": str(path), "workdir": str(workdir), "k": k})
+            if "error" in r:
+                print(f"{name:<8} failed: {r['error']}")
+                continue
+            results[name] = r
+            print(f"{name:<8} {r['freq_seconds']:>8.2f} {r['freq_seconds'] / floor['seconds']:>8.2f}x "
+                  f"{r['freq_extra_mb']:>8.0f} {r['profile_seconds']:>10.3f} {r['release_seconds']:>10.2f} "
+                  f"{r['released_rows']:>11,} {r['node']}")
+        if "dask" in results and "duckdb" in results:
+            print(f"Dask (local, 2 workers) / DuckDB, frequency set: "
+                  f"{results['dask']['freq_seconds'] / results['duckdb']['freq_seconds']:.1f}x")
+        same = {(r["released_rows"], tuple(r["node"]), r["k_minimal"], r["distinct"]) for r in results.values()}
+        print(f"engines agree on distinct combinations, k-minimal count, preferred node and released rows: "
+              f"{'yes' if len(same) == 1 else 'NO: ' + str(same)}")
+
+    from microrelease.core.dataset import resolve_hierarchies
+    from microrelease.core.roles import Schema
+    from microrelease.core.samples import sample
+
+    worst = workdir / "uniform_1000000.parquet"
+    if not worst.exists():
+        uniform_random(worst, 1_000_000, resolve_hierarchies(Schema(QI), None, sample("adult").folder))
+    r = measure({"kind": "engine", "engine": "duckdb", "path": str(worst), "workdir": str(workdir), "release": False,
+                 "k": 2})
+    print("\n## worst case: 1,000,000 rows of uniformly random QIs (DuckDB)")
+    print(f"{r['distinct']:,} distinct combinations; frequency set {r['freq_seconds']:.2f} s, "
+          f"{r['freq_extra_mb']:.0f} MB extra; profile {r['profile_seconds']:.1f} s, "
+          f"{r['profile_extra_mb']:.0f} MB extra")
+
+
+if __name__ == "__main__":
+    main()
