@@ -100,17 +100,15 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def _engine_options(args) -> dict:
+    if args.scheduler and args.engine != "dask":
+        raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {args.engine}")
     if args.engine == "duckdb":
         return {"memory_limit": args.memory_limit, "spill_dir": args.spill_dir, "threads": args.threads}
     ignored = [flag for flag, value in (("--memory-limit", args.memory_limit), ("--spill-dir", args.spill_dir),
                                         ("--threads", args.threads)) if value]
     if ignored:
         raise MicroreleaseError(f"{', '.join(ignored)} apply to --engine duckdb, not --engine {args.engine}")
-    if args.engine == "dask":
-        return {"scheduler": args.scheduler}
-    if args.scheduler:
-        raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {args.engine}")
-    return {}
+    return {"scheduler": args.scheduler} if args.engine == "dask" else {}
 
 
 def _add_query_options(p: argparse.ArgumentParser, *, k_required: bool = True) -> None:
