@@ -57,8 +57,9 @@ def test_unreadable_files_are_named(tmp_path, engine):
         summarize(ragged, qi=["sex", "age"], hierarchy_dir=ADULT.folder, engine=engine)
 
 
+@pytest.mark.parametrize("engine", ["duckdb", "dask"])
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
-def test_a_column_missing_from_one_partition_is_named_with_its_file(tmp_path, fmt):
+def test_a_column_missing_from_one_partition_is_named_with_its_file(tmp_path, fmt, engine):
     frame = adult_frame()
     folder = tmp_path / "parts"
     folder.mkdir()
@@ -67,7 +68,7 @@ def test_a_column_missing_from_one_partition_is_named_with_its_file(tmp_path, fm
         path = folder / f"part-{i}.{fmt}"
         half.to_parquet(path) if fmt == "parquet" else half.to_csv(path, index=False)
     with pytest.raises(DataError, match=r"part-1\.\w+: its columns differ .* missing \['race'\]"):
-        summarize(folder, qi=ADULT.qi, hierarchy_dir=ADULT.folder, engine="duckdb")
+        summarize(folder, qi=ADULT.qi, hierarchy_dir=ADULT.folder, engine=engine)
 
 
 def test_qi_columns_of_other_parquet_types_are_refused_by_name(tmp_path):
