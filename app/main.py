@@ -15,6 +15,7 @@ from functools import lru_cache
 import panel as pn
 import param
 
+from microrelease.app.micro_state import curves as micro_curves
 from microrelease.app.setup import DataSetup
 from microrelease.app.state import Explorer
 from microrelease.app.views.controls import Controls
@@ -22,6 +23,7 @@ from microrelease.app.views.data import DataPanel
 from microrelease.app.views.details import NodeDetails
 from microrelease.app.views.export import Export
 from microrelease.app.views.lattice import LatticeView
+from microrelease.app.views.microaggregation import Microaggregation
 from microrelease.app.views.teaching import Teaching
 from microrelease.app.views.tradeoff import TradeoffView
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
@@ -59,6 +61,7 @@ class Dashboard(pn.viewable.Viewer):
         self.details = NodeDetails(explorer=self.explorer)
         self.teaching = Teaching(explorer=self.explorer)
         self.export = Export(explorer=self.explorer)
+        self.micro = Microaggregation()
         self.data = DataPanel(setup=self.setup, explorer=self.explorer)
         self.data.sample.value = self.sample
 
@@ -69,6 +72,7 @@ class Dashboard(pn.viewable.Viewer):
             ("Data", self.data),
             ("Teaching", self.teaching),
             ("Export", self.export),
+            ("Microaggregation", self.micro),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(
@@ -106,5 +110,6 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     print(f"microrelease dashboard: http://{host}:{port}/", flush=True)
     if dataset is None:
         sample_with_profile(sample)  # warm the cache: the first session opens at once
+    micro_curves("census")  # the microaggregation tab's curves, shared by sessions
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,
                     websocket_origin=[f"{host}:{port}"], title="microrelease", threaded=False)

@@ -7,7 +7,9 @@ distance matrix VT), ``profile`` (every node's class-size histogram in one pass)
 (k-minimal generalizations, Find_vector), ``policies`` (preference policies), ``metrics``
 (accuracy, completeness, ...), ``release`` (write and independently re-check a release). For data
 larger than memory: ``engines`` (pandas, DuckDB, Dask), ``summary`` (the one pass over the rows) and
-``streaming`` (the release written by an engine).
+``streaming`` (the release written by an engine). Microaggregation (Soria-Comas's thesis):
+``microaggregation`` (MDAV, MDAV-ID, MDAV-SWAP, IR-SWAP), ``information_loss`` (SSE/SST),
+``linkage`` (record-linkage risk), ``microdata_release`` (write and re-check).
 
 No UI library is imported here; :mod:`microrelease.app` builds on this package, never the reverse.
 """
@@ -28,8 +30,12 @@ from microrelease.core.exceptions import (
 )
 from microrelease.core.generalization import GeneralizedTable, generalize, satisfies
 from microrelease.core.hierarchies import Hierarchy, dates, intervals, masking, read_arx, taxonomy, write_arx
+from microrelease.core.information_loss import information_loss
 from microrelease.core.lattice import Lattice, Node
+from microrelease.core.linkage import linkage_attack
 from microrelease.core.metrics import METRICS
+from microrelease.core.microaggregation import METHODS, microaggregate
+from microrelease.core.microdata_release import write_microaggregation
 from microrelease.core.outliers import outlier_matrix
 from microrelease.core.policies import POLICIES
 from microrelease.core.profile import LatticeProfile, build_profile
@@ -46,6 +52,7 @@ except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
 __all__ = [
+    "METHODS",
     "METRICS",
     "POLICIES",
     "SAMPLES",
@@ -73,11 +80,14 @@ __all__ = [
     "dates",
     "find_vector",
     "generalize",
+    "information_loss",
     "intervals",
     "k_minimal",
+    "linkage_attack",
     "load_dataset",
     "load_sample",
     "masking",
+    "microaggregate",
     "outlier_matrix",
     "query",
     "read_arx",
@@ -87,5 +97,6 @@ __all__ = [
     "summarize",
     "taxonomy",
     "write_arx",
+    "write_microaggregation",
     "write_release",
 ]

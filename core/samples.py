@@ -51,3 +51,52 @@ def load_sample(name: str, *, qi: tuple[str, ...] | None = None) -> Dataset:
     """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES)."""
     s = sample(name)
     return load_dataset(s.path, qi=qi or s.qi, hierarchy_dir=s.folder, sensitive=() if qi else s.sensitive)
+
+
+@dataclass(frozen=True)
+class MicrodataSample:
+    """A bundled numeric data set for microaggregation (the CASC reference files; see
+    sample_data/README.md). ``qi`` / ``confidential`` are our default split, not the source's."""
+
+    name: str
+    file: str
+    qi: tuple[str, ...]
+    confidential: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    description: str
+
+    @property
+    def path(self) -> Path:
+        return Path(str(resources.files("microrelease.sample_data").joinpath("casc", self.file)))
+
+
+MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
+    s.name: s
+    for s in (
+        MicrodataSample(
+            "census", "CASCrefmicrodata.csv",
+            ("AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX", "TAXINC"),
+            ("POTHVAL", "INTVAL", "PEARNVAL", "FICA", "WSALVAL", "ERNVAL"), (),
+            "CASC Census (1,080 people x 13 numeric attributes)",
+        ),
+        MicrodataSample(
+            "eia", "EIA.csv",
+            ("RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES"),
+            ("OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"), ("UTILNAME",),
+            "CASC EIA (4,092 utilities; revenue and sales)",
+        ),
+        MicrodataSample(
+            "tarragona", "Tarragona.csv",
+            ("FIXED.ASSETS", "CURRENT.ASSETS", "TREASURY", "UNCOMMITTED.FUNDS", "PAID.UP.CAPITAL", "SHORT.TERM.DEBT"),
+            ("SALES", "LABOR.COSTS", "DEPRECIATION", "OPERATING.PROFIT", "FINANCIAL.OUTCOME", "GROSS.PROFIT",
+             "NET.PROFIT"), (),
+            "CASC Tarragona (834 companies x 13 numeric attributes)",
+        ),
+    )
+}
+
+
+def microdata_sample(name: str) -> MicrodataSample:
+    if name not in MICRODATA_SAMPLES:
+        raise InvalidParameterError(f"unknown microdata sample {name!r}; choose one of {sorted(MICRODATA_SAMPLES)}")
+    return MICRODATA_SAMPLES[name]

@@ -39,3 +39,38 @@ def k_minimal(nodes, sat: dict) -> set:
 
 def min_satisfying_height(nodes, sat: dict) -> int:
     return min(sum(v) for v in nodes if sat[v])
+
+
+def mdav_reference(z, k: int) -> list[list[int]]:
+    """MDAV written plainly (lists of row numbers, distances recomputed from scratch), with the
+    documented tie rule: the first row in input order wins. Returns the groups as sorted row lists."""
+    remaining = list(range(len(z)))
+    groups = []
+
+    def dist(i, point):
+        return sum((a - b) ** 2 for a, b in zip(z[i], point, strict=True))
+
+    def farthest(point):
+        best = max(dist(i, point) for i in remaining)
+        return min(i for i in remaining if dist(i, point) == best)
+
+    def nearest_group(row):
+        point = list(z[row])
+        chosen = sorted(remaining, key=lambda i: (dist(i, point), i))[:k]
+        for i in chosen:
+            remaining.remove(i)
+        groups.append(sorted(chosen))
+
+    def centroid():
+        return [sum(z[i][j] for i in remaining) / len(remaining) for j in range(len(z[0]))]
+
+    while len(remaining) >= 3 * k:
+        r = farthest(centroid())
+        s = farthest(list(z[r]))
+        nearest_group(r)
+        nearest_group(s)
+    if len(remaining) >= 2 * k:
+        nearest_group(farthest(centroid()))
+    if remaining:
+        groups.append(sorted(remaining))
+    return groups

@@ -147,3 +147,30 @@ def test_release_to_parquet_through_duckdb_with_a_memory_limit(tmp_path, capsys)
 def test_engine_options_that_do_not_fit_are_refused(capsys, argv, message):
     code, _, err = run(capsys, "search", "--sample", "adult", "--k", "5", *argv)
     assert code == 2 and message in err
+
+
+def test_microaggregate_writes_a_rechecked_release_and_report(tmp_path, capsys):
+    out = tmp_path / "census.csv"
+    code, printed, err = run(capsys, "microaggregate", "--sample", "census", "--k", "5", "--method", "mdav-swap",
+                             "--seed", "3", "-o", str(out))
+    assert code == 0, err
+    assert "SSE/SST" in printed and "re-checked" in printed
+    report = json.loads((tmp_path / "census.report.json").read_text())
+    assert report["parameters"]["seeded"] is True and "seed" not in report["parameters"]  # the seed would undo swaps
+    assert report["groups"]["smallest"] >= 5 and report["groups"]["largest"] <= 9
+    assert report["linkage_risk"]["original"]["reidentified"] == 1.0
+    released, original = pd.read_csv(out), pd.read_csv(sample_census_path())
+    assert len(released) == 1080 and sorted(released["AGI"]) == sorted(original["AGI"])
+
+
+def sample_census_path():
+    from microrelease.core.samples import microdata_sample
+
+    return microdata_sample("census").path
+
+
+def test_microaggregate_names_a_text_qi(tmp_path, capsys):
+    code, _, err = run(capsys, "microaggregate", "--sample", "eia", "--k", "3", "--qi", "STATE,RESSALES",
+                       "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and "QI 'STATE' must be numeric" in err
+    assert not (tmp_path / "x.csv").exists()

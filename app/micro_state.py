@@ -1,0 +1,71 @@
+"""State of the microaggregation tab (param only, no Panel): method, k, the result and the curves.
+
+The curves (information loss and linkage risk of the three methods for k = 2..k_max) depend only on
+the data set, so they are computed once per sample and process and shared by sessions.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pandas as pd
+import param
+
+from microrelease.core.information_loss import information_loss
+from microrelease.core.linkage import linkage_attack
+from microrelease.core.microaggregation import METHODS, Microaggregation, microaggregate
+from microrelease.core.samples import MICRODATA_SAMPLES, microdata_sample
+
+CURVE_KS = tuple(range(2, 11))
+SEED = 2013  # fixed in the app so that a page shows the same release on every redraw; not written out
+
+
+@lru_cache(maxsize=4)
+def sample_table(name: str) -> pd.DataFrame:
+    return pd.read_csv(microdata_sample(name).path)
+
+
+def measure(name: str, method: str, k: int) -> tuple[Microaggregation, dict]:
+    s = microdata_sample(name)
+    table = sample_table(name)
+    result = microaggregate(table, qi=s.qi, confidential=s.confidential, k=k, method=method,
+                            identifiers=s.identifiers, rng=SEED)
+    loss = information_loss(table, result.released, [*s.qi, *s.confidential])
+    risk = linkage_attack(table, result.released, s.qi, s.confidential, k=k, sample=2000)
+    return result, {"method": method, "k": k, "sse_sst": loss.sse_sst, "linkage": risk.reidentified,
+                    "learned": risk.confidential_learned, "bound": 1.0 / k}
+
+
+@lru_cache(maxsize=4)
+def curves(name: str) -> pd.DataFrame:
+    """SSE/SST %, linkage and learned-value rates of every method for k in CURVE_KS."""
+    return pd.DataFrame([measure(name, m, k)[1] for m in METHODS for k in CURVE_KS])
+
+
+class MicroExplorer(param.Parameterized):
+    sample = param.Selector(default="census", objects=list(MICRODATA_SAMPLES))
+    method = param.Selector(default="mdav-id", objects=list(METHODS))
+    k = param.Integer(default=3, bounds=(2, 50))
+    risk = param.Selector(default="linkage", objects=["linkage", "learned"],
+                          doc="plot records re-identified, or confidential values learned right")
+    result = param.Parameter(default=None, doc="the Microaggregation at (sample, method, k)")
+    figures = param.Dict(default={}, doc="SSE/SST, linkage and learned rates of the current result")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._update()
+
+    @param.depends("sample", "method", "k", watch=True)
+    def _update(self) -> None:
+        self.result, figures = measure(self.sample, self.method, self.k)
+        self.figures = figures
+
+    def curves(self) -> pd.DataFrame:
+        return curves(self.sample)
+
+    def summary(self) -> str:
+        f = self.figures
+        learned = "" if f["learned"] is None else f"; confidential values learned **{f['learned']:.3f}**"
+        return (f"**{self.method}**, k = {self.k} on {microdata_sample(self.sample).description}: "
+                f"SSE/SST **{f['sse_sst']:.2f} %**; records re-identified by linkage "
+                f"**{f['linkage']:.3f}** (bound 1/k = {f['bound']:.3f}){learned}.")
