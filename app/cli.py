@@ -22,12 +22,16 @@ from microrelease.core import (
     load_dataset,
     query,
     read_table,
+    write_release,
 )
 from microrelease.core.dataset import file_checksum
 from microrelease.core.engines import ENGINES
+from microrelease.core.hierarchies import find_hierarchy_file, read_arx
 from microrelease.core.microaggregation import METHODS, microaggregate
 from microrelease.core.microdata_release import write_microaggregation
+from microrelease.core.privacy_models import TCloseness, parse_l_diversity, parse_t_closeness
 from microrelease.core.samples import MICRODATA_SAMPLES, SAMPLES, microdata_sample, sample
+from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
 from microrelease.core.streaming import stream_release
 from microrelease.core.summary import TableSummary, summarize
 from microrelease.core.validation import parse_max_sup
@@ -91,9 +95,46 @@ def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("privacy models on the --sensitive attribute (beside k-anonymity)")
+    g.add_argument("--l-diversity", metavar="SPEC", help="distinct:L, entropy:L or recursive:C:L")
+    g.add_argument("--t-closeness", metavar="T[:DIST]",
+                   help="EMD to the table's distribution <= T; DIST equal (default), ordered or hierarchical "
+                        "(the sensitive attribute's hierarchy from --hierarchy / --hierarchy-dir)")
+
+
+def _models(args):
+    """(Dataset, SensitiveFrequency, models) when l-diversity / t-closeness are asked for, else None."""
+    if not (args.l_diversity or args.t_closeness):
+        return None
+    sensitive = _split(args.sensitive)
+    if len(sensitive) != 1:
+        raise MicroreleaseError("--l-diversity / --t-closeness need exactly one --sensitive attribute")
+    if args.engine not in (None, "pandas"):
+        raise MicroreleaseError("l-diversity and t-closeness run in memory: use --engine pandas (or leave --engine out)")
+    dataset = _load(args)
+    attribute = sensitive[0]
+    models = []
+    if args.l_diversity:
+        models.append(parse_l_diversity(args.l_diversity))
+    hierarchy = None
+    if args.t_closeness:
+        t, distance = parse_t_closeness(args.t_closeness)
+        if distance == "hierarchical":
+            path, _, hierarchy_dir = _resolve_data(args)
+            given = _pairs(args.hierarchy, "--hierarchy").get(attribute)
+            found = given or (find_hierarchy_file(hierarchy_dir, attribute) if hierarchy_dir else None)
+            hierarchy = read_arx(found, attribute) if found else None
+        models.append(TCloseness(t, distance, hierarchy))
+    sf = sensitive_frequency(dataset, attribute, hierarchy)
+    models = [TCloseness(m.t, m.distance, m.hierarchy, sf.ground_order) if isinstance(m, TCloseness) else m
+              for m in models]
+    return dataset, sf, models
+
+
 def _add_engine_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("engine (the one pass over the rows)")
-    g.add_argument("--engine", default="duckdb", choices=sorted(ENGINES),
+    g.add_argument("--engine", default=None, choices=sorted(ENGINES),
                    help="duckdb: files read in place, larger than memory (default); pandas: in memory; "
                         "dask: on a Dask cluster")
     g.add_argument("--memory-limit", help="duckdb: memory limit such as 2GB (default: DuckDB's, 80%% of RAM)")
@@ -103,6 +144,7 @@ def _add_engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def _engine_options(args) -> dict:
+    args.engine = args.engine or "duckdb"
     if args.scheduler and args.engine != "dask":
         raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {args.engine}")
     if args.engine == "duckdb":
@@ -146,12 +188,13 @@ def _load(args) -> Dataset:
 
 def _summarize(args) -> TableSummary:
     path, qi, hierarchy_dir = _resolve_data(args)
+    options = _engine_options(args)  # also settles the default engine
     bar = ProgressBar(f"reading rows ({args.engine})", args.quiet)
     try:
         return summarize(
             path, qi=qi, hierarchies=_pairs(args.hierarchy, "--hierarchy"), hierarchy_dir=hierarchy_dir,
             identifiers=_split(args.identifier), sensitive=_split(args.sensitive), sep=args.sep,
-            engine=args.engine, engine_options=_engine_options(args), progress=bar,
+            engine=args.engine, engine_options=options, progress=bar,
         )
     finally:
         bar.close()
@@ -169,9 +212,19 @@ KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "di
 
 
 def cmd_search(args) -> int:
-    dataset = _summarize(args)
+    with_models = _models(args)
     started = time.perf_counter()
-    profile = _profile(dataset, args)
+    if with_models:
+        dataset, sf, models = with_models
+        args.engine = "pandas"
+        bar = ProgressBar("lattice profile with privacy models", args.quiet)
+        try:
+            profile = build_model_profile(dataset, sf, models, progress=bar)
+        finally:
+            bar.close()
+    else:
+        dataset = _summarize(args)
+        profile = _profile(dataset, args)
     answer = query(profile, args.k, args.max_sup)
     weights = _weights(args.weights)
     preferred = answer.preferred(args.policy, weights)
@@ -184,6 +237,8 @@ def cmd_search(args) -> int:
         "max_sup": answer.max_sup,
         "missing_qi_values": dict(dataset.missing_counts),
         "engine": args.engine,
+        **({"sensitive": with_models[1].attribute, "privacy_models": [m.describe() for m in with_models[2]]}
+           if with_models else {}),
         "find_vector": answer.find_vector().to_dict(),
         "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
         "preferred": {"policy": args.policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
@@ -209,7 +264,8 @@ def cmd_search(args) -> int:
 
 
 def cmd_release(args) -> int:
-    dataset = _summarize(args)
+    with_models = _models(args)
+    dataset = with_models[0] if with_models else _summarize(args)
     max_sup = parse_max_sup(args.max_sup, dataset.n_rows)
     weights = _weights(args.weights)
     if args.node:
@@ -219,16 +275,22 @@ def cmd_release(args) -> int:
             raise MicroreleaseError(f"--node expects levels like 0,4,1; got {args.node!r}") from None
         chosen_by = "node"
     else:
-        answer = query(_profile(dataset, args), args.k, max_sup)
+        profile = build_model_profile(*with_models) if with_models else _profile(dataset, args)
+        answer = query(profile, args.k, max_sup)
         node = answer.preferred(args.policy, weights).vector
         chosen_by = f"policy {args.policy}"
     parameters = {"chosen_by": chosen_by, "policy": None if args.node else args.policy, "weights": weights or None}
-    bar = ProgressBar(f"writing release ({args.engine})", args.quiet)
-    try:
-        report = stream_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
-                                parameters=parameters, progress=bar)
-    finally:
-        bar.close()
+    if with_models:
+        _, sf, models = with_models
+        report = write_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
+                               parameters=parameters, sensitive=sf, models=models)
+    else:
+        bar = ProgressBar(f"writing release ({args.engine})", args.quiet)
+        try:
+            report = stream_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
+                                    parameters=parameters, progress=bar)
+        finally:
+            bar.close()
     data = report.data
     if args.json:
         print(report.to_json())
@@ -308,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_options(p)
     _add_query_options(p)
     _add_engine_options(p)
+    _add_model_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_search)
 
@@ -315,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_options(p)
     _add_query_options(p)
     _add_engine_options(p)
+    _add_model_options(p)
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
     p.add_argument("-o", "--out", required=True,
                    help="output .csv or .parquet; the report goes to OUT.report.json")

@@ -27,10 +27,27 @@ from microrelease.core import (
     generalize,
     query,
 )
+from microrelease.core.exceptions import MicroreleaseError
+from microrelease.core.hierarchies import find_hierarchy_file, read_arx
+from microrelease.core.privacy_models import (
+    DISTANCES,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from microrelease.core.search import FindVectorResult
+from microrelease.core.sensitive_profile import (
+    SensitiveFrequency,
+    build_model_profile,
+    explain_node,
+    sensitive_frequency,
+)
 
-STATUS = ("fails", "satisfies", "k-minimal", "preferred")
-STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728"}
+STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
+STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728",
+                 "fails privacy model": "#9e9ac8"}
+L_KINDS = ("none", "distinct", "entropy", "recursive")
 
 
 class Explorer(param.Parameterized):
@@ -45,9 +62,17 @@ class Explorer(param.Parameterized):
     expanded = param.List(default=[], item_type=int, doc="nodes whose neighbours are drawn too")
     selected = param.Integer(default=None, allow_None=True)
     probe = param.Integer(default=None, allow_None=True, doc="Find_vector step highlighted (index in the trace)")
+    sensitive = param.Selector(default="", objects=[""], doc="sensitive attribute of l-diversity / t-closeness")
+    l_kind = param.Selector(default="none", objects=list(L_KINDS), label="l-diversity")
+    l = param.Number(default=2, bounds=(1, None), label="l")  # noqa: E741 - the papers' name
+    c = param.Number(default=3, bounds=(0, None), inclusive_bounds=(False, True), label="c (recursive)")
+    t = param.Number(default=0.0, bounds=(0, 1), label="t-closeness t (0 = off)")
+    distance = param.Selector(default="equal", objects=list(DISTANCES), label="EMD ground distance")
 
     dataset = param.ClassSelector(class_=Dataset, allow_None=True, precedence=-1)
     profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
+    plain_profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1,
+                                        doc="k-anonymity alone (to tell which nodes fail only a privacy model)")
     answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
     preferred = param.Integer(default=None, allow_None=True, precedence=-1)
     message = param.String(default="", precedence=-1)
@@ -63,6 +88,7 @@ class Explorer(param.Parameterized):
              progress: Callable[[float], None] | None = None) -> None:
         """Use ``dataset`` (building its profile unless given) and answer the current question."""
         profile = profile or build_profile(dataset, progress=progress)
+        self.plain_profile = profile
         n = dataset.n_rows
         k, max_sup = min(self.k, n), min(self.max_sup, n)
         weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
@@ -76,6 +102,10 @@ class Explorer(param.Parameterized):
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
                 self.dataset, self.profile = dataset, profile
+                others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
+                          and c not in dataset.schema.identifiers]
+                self.param.sensitive.objects = ["", *others]
+                self.sensitive, self.l_kind, self.t = "", "none", 0.0
                 self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
                 self.answer, self.preferred, self.message = answer, preferred, message
         finally:
@@ -87,6 +117,47 @@ class Explorer(param.Parameterized):
             return answer, profile.lattice.index(answer.preferred(self.policy, weights).vector), ""
         except NoSolutionError as exc:
             return answer, None, str(exc)
+
+    def models(self) -> list:
+        """The privacy models asked for (empty: k-anonymity alone)."""
+        models = []
+        if self.l_kind == "distinct":
+            models.append(DistinctLDiversity(int(self.l)))
+        elif self.l_kind == "entropy":
+            models.append(EntropyLDiversity(float(self.l)))
+        elif self.l_kind == "recursive":
+            models.append(RecursiveCLDiversity(float(self.c), int(self.l)))
+        if self.t > 0:
+            models.append(TCloseness(float(self.t), self.distance))
+        return models
+
+    def sensitive_frequency(self) -> SensitiveFrequency:
+        hierarchy = None
+        if self.distance == "hierarchical" and self.t > 0:
+            folder = self.dataset.hierarchy_dir
+            found = find_hierarchy_file(folder, self.sensitive) if folder else None
+            hierarchy = read_arx(found, self.sensitive) if found else None
+        return sensitive_frequency(self.dataset, self.sensitive, hierarchy)
+
+    @param.depends("sensitive", "l_kind", "l", "c", "t", "distance", watch=True)
+    def _apply_models(self) -> None:
+        if self.dataset is None or self._loading:
+            return
+        models = self.models()
+        if not models or not self.sensitive:
+            profile, message = self.plain_profile, "" if not models else "Choose a sensitive attribute for the models."
+        else:
+            try:
+                sf = self.sensitive_frequency()
+                models = [TCloseness(m.t, m.distance, sf.hierarchy, sf.ground_order) if isinstance(m, TCloseness)
+                          else m for m in models]
+                profile, message = build_model_profile(self.dataset, sf, models), ""
+            except MicroreleaseError as exc:
+                profile, message = self.plain_profile, f"Privacy models not applied: {exc}"
+        answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
+        with param.parameterized.batch_call_watchers(self):
+            self.profile, self.selected = profile, None
+            self.answer, self.preferred, self.message = answer, preferred, message or note
 
     @param.depends("k", "max_sup", "policy", "weights", watch=True)
     def _answer(self) -> None:
@@ -105,9 +176,17 @@ class Explorer(param.Parameterized):
         """Per node: 0 fails, 1 satisfies, 2 k-minimal, 3 preferred (indices into STATUS)."""
         a = self.answer
         s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
+        if self.profile is not self.plain_profile and self.plain_profile is not None:
+            plain = self.plain_profile.stats(self.k).suppressed <= self.max_sup
+            s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails
         if self.preferred is not None:
             s[self.preferred] = 3
         return s
+
+    def failing_models(self, i: int) -> str:
+        """Rows in classes failing each privacy model at node i ('' without models)."""
+        rows = self.profile.failing_by_model if self.profile is not None else {}
+        return "; ".join(f"{name}: {int(r[i])} rows" for name, r in rows.items() if r[i]) if rows else ""
 
     def effective_view(self) -> str:
         if self.view != "auto":
@@ -165,6 +244,7 @@ class Explorer(param.Parameterized):
             "accuracy": m["accuracy"][ids].round(4),
             "completeness": m["completeness"][ids].round(4),
             "distinct": a.stats.distinct[ids],
+            "models": [self.failing_models(int(i)) for i in ids],
         })
 
     def k_minimal_vectors(self) -> list[list[int]]:
@@ -176,7 +256,17 @@ class Explorer(param.Parameterized):
     def release(self, node: int | None = None) -> GeneralizedTable:
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
         node = self.selected if node is None else node
-        return generalize(self.dataset, self.lattice.node(node), self.k)
+        models = self.profile.models
+        sensitive = self.sensitive_frequency() if models else None
+        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive=sensitive, models=models)
+
+    def explain(self, node: int | None = None) -> pd.DataFrame:
+        """The classes of ``node`` (default: selected) that fail a privacy model, with their distributions."""
+        node = self.selected if node is None else node
+        if not self.profile.models or node is None:
+            return pd.DataFrame()
+        return explain_node(self.dataset, self.sensitive_frequency(), self.lattice.node(node), self.profile.models,
+                            k=self.k)
 
     def summary(self) -> str:
         """One paragraph for the page, with stable element ids the browser tests read."""
@@ -190,5 +280,7 @@ class Explorer(param.Parameterized):
             f"({self.max_sup / self.dataset.n_rows:.2%}) · {int(self.answer.satisfying.sum())} of "
             f"{self.lattice.size} nodes satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal: "
             f"<span id='kmin'>{shown}</span> · preferred ({self.policy}): <span id='preferred'>{pref}</span>"
+            + (f" · models: <span id='models'>{', '.join(m.describe() for m in self.profile.models)}</span> "
+               f"on {self.sensitive}" if self.profile.models else "")
             + (f"\n\n⚠ {self.message}" if self.message else "")
         )

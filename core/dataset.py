@@ -119,6 +119,7 @@ class Dataset:
     checksum: str = ""
     source: str = ""
     blank_lines_skipped: int = 0
+    hierarchy_dir: str = ""  # where the QIs' hierarchies were found (a sensitive attribute's may be there too)
     codes: np.ndarray = field(init=False, repr=False)
     missing_counts: dict[str, int] = field(init=False, repr=False)
 
@@ -196,7 +197,8 @@ def load_dataset(
     schema.check_columns(list(table.columns))
     resolved = resolve_hierarchies(schema, hierarchies, hierarchy_dir)
     return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
-                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)))
+                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)),
+                   hierarchy_dir=str(hierarchy_dir or ""))
 
 
 def resolve_hierarchies(

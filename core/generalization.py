@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import Dataset
+from microrelease.core.dataset import Dataset, as_text
 from microrelease.core.frequency import FrequencySet
 from microrelease.core.hierarchies import Hierarchy
 from microrelease.core.lattice import Node
@@ -83,14 +83,30 @@ class GeneralizedTable:
         return len(self.suppressed_rows)
 
 
-def generalize(dataset: Dataset, node: Sequence[int], k: int) -> GeneralizedTable:
-    """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k``."""
+def model_passes(dataset: Dataset, row_class: np.ndarray, n_classes: int, sensitive, models) -> np.ndarray:
+    """Whether each class passes every privacy model on ``sensitive`` (a SensitiveFrequency)."""
+    labels = pd.Index(sensitive.labels)
+    column = labels.get_indexer(as_text(dataset.table[sensitive.attribute]))
+    m = len(labels)
+    counts = np.bincount(row_class * m + column, minlength=n_classes * m).reshape(n_classes, m).astype(float)
+    ok = np.ones(n_classes, dtype=bool)
+    for model in models:
+        ok &= model.passes(counts, sensitive.table_counts)
+    return ok
+
+
+def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive=None, models: Sequence = ()) -> GeneralizedTable:
+    """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k`` and, if
+    given, for privacy ``models`` on the ``sensitive`` attribute (a SensitiveFrequency): a class is
+    suppressed when it is smaller than k or fails a model."""
     node = dataset.lattice.check_node(node)
     k = check_k(k, dataset.n_rows)
     freq = dataset.frequency
     sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     row_class = tuple_class[freq.row_tuple]
     keep = sizes[row_class] >= k
+    if models:
+        keep &= model_passes(dataset, row_class, len(sizes), sensitive, models)[row_class]
     table = dataset.table[dataset.schema.output_columns(list(dataset.table.columns))].copy()
     level_codes = generalize_codes(dataset.hierarchies, dataset.codes, node)
     for i, (name, h, d) in enumerate(zip(dataset.quasi_identifiers, dataset.hierarchies, node, strict=True)):

@@ -79,6 +79,11 @@ class LatticeProfile:
     sizes: np.ndarray
     counts: np.ndarray
     strategy: str = ""
+    # rows of every node in classes that fail a privacy model beyond k-anonymity (l-diversity,
+    # t-closeness): suppressed whatever k is; the histogram then covers only the passing classes
+    failing_rows: np.ndarray | None = None
+    models: tuple = ()
+    failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
@@ -125,8 +130,11 @@ class LatticeProfile:
             suppressed = cum_mass[first_kept] - cum_mass[start]
             distinct = cum_cnt[end] - cum_cnt[first_kept]
             released_sq = cum_sq[end] - cum_sq[first_kept]
+        if self.failing_rows is not None:
+            suppressed = suppressed + self.failing_rows
         has_release = first_kept < end
-        smallest = np.where(has_release, self.sizes[np.minimum(first_kept, len(self.sizes) - 1)], 0)
+        smallest = (np.where(has_release, self.sizes[np.minimum(first_kept, len(self.sizes) - 1)], 0)
+                    if len(self.sizes) else np.zeros(n_nodes, dtype=np.int64))  # every class may fail a model
         for arr in (suppressed, distinct, smallest, released_sq):
             arr.setflags(write=False)  # cached and shared between answers
         return ClassStats(k, suppressed, distinct, smallest, released_sq)

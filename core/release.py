@@ -11,6 +11,7 @@ with the generalization path (a plain pandas group-by on the file's text).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,35 +87,37 @@ def write_release(
     max_sup: int | None = None,
     sep: str = ",",
     parameters: Mapping[str, object] | None = None,
+    sensitive=None,
+    models: Sequence = (),
 ) -> ReleaseReport:
     """Write the release at ``node`` to ``out`` and its report to ``<out stem>.report.json``.
+
+    With privacy ``models`` (l-diversity, t-closeness) on ``sensitive`` (a SensitiveFrequency), the
+    classes failing a model are suppressed too, and the read-back check re-evaluates every model on
+    every class of the written file.
 
     If ``max_sup`` is given and the node needs more suppression, nothing is written and
     InvalidParameterError says by how much. Raises VerificationError if the read-back check fails.
     """
-    gt = generalize(dataset, node, k)
+    gt = generalize(dataset, node, k, sensitive=sensitive, models=models)
     if max_sup is not None and gt.n_suppressed > max_sup:
         raise InvalidParameterError(
             f"node {list(gt.node)} needs {gt.n_suppressed} suppressed rows for k={gt.k}, over MaxSup={max_sup}"
         )
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    gt.released.to_csv(out, index=False, sep=sep)
-
-    # Independent re-check of what is on disk.
-    back = read_table(out, sep=sep)
-    check = check_k_anonymity(back, dataset.quasi_identifiers, gt.k)
-    expected_rows = dataset.n_rows - gt.n_suppressed
-    problems = []
-    if not check.is_k_anonymous:
-        problems.append(f"smallest class has {int(check.smallest_classes['size'].iloc[0])} rows < k={gt.k}")
-    if len(back) != expected_rows:
-        problems.append(f"{len(back)} rows read back, expected {expected_rows}")
-    leaked = [c for c in dataset.schema.identifiers if c in back.columns]
-    if leaked:
-        problems.append(f"identifier column(s) {leaked} present")
-    if problems:
-        raise VerificationError(f"release {out} failed its re-check: " + "; ".join(problems))
+    # written under a temporary name and renamed only once re-checked: a failed check leaves nothing
+    # under the target name that could pass for a release
+    partial = out.with_name(f".{out.stem}.partial-{os.getpid()}{out.suffix}")
+    gt.released.to_csv(partial, index=False, sep=sep)
+    try:
+        back, check, problems = _recheck(dataset, gt, partial, sep, sensitive, models)
+        if problems:
+            raise VerificationError(f"release {out} failed its re-check: " + "; ".join(problems))
+        os.replace(partial, out)
+    finally:
+        if partial.exists():
+            partial.unlink()
 
     h = dataset.hierarchies
     report = {
@@ -124,6 +127,7 @@ def write_release(
             "qi": list(dataset.quasi_identifiers),
             "identifiers_dropped": list(dataset.schema.identifiers),
             "sensitive": list(dataset.schema.sensitive),
+            "privacy_models": [m.describe() for m in models],
             **dict(parameters or {}),
         },
         "node": {
@@ -144,6 +148,37 @@ def write_release(
     result = ReleaseReport(report)
     report_path(out).write_text(result.to_json() + "\n", encoding="utf-8")
     return result
+
+
+def _recheck(dataset: Dataset, gt, path: Path, sep: str, sensitive, models):
+    """Independent re-check of what is on disk: (table read back, k check, problems found)."""
+    back = read_table(path, sep=sep)
+    check = check_k_anonymity(back, dataset.quasi_identifiers, gt.k)
+    expected_rows = dataset.n_rows - gt.n_suppressed
+    problems = []
+    if not check.is_k_anonymous:
+        problems.append(f"smallest class has {int(check.smallest_classes['size'].iloc[0])} rows < k={gt.k}")
+    if len(back) != expected_rows:
+        problems.append(f"{len(back)} rows read back, expected {expected_rows}")
+    if models and len(back):
+        problems += _model_problems(back, dataset.quasi_identifiers, sensitive, models)
+    leaked = [c for c in dataset.schema.identifiers if c in back.columns]
+    if leaked:
+        problems.append(f"identifier column(s) {leaked} present")
+    return back, check, problems
+
+
+def _model_problems(back: pd.DataFrame, qi: Sequence[str], sensitive, models) -> list[str]:
+    """Every class of the written file, re-grouped from its text, must pass every model."""
+    values = back[sensitive.attribute].astype(str)
+    table = pd.crosstab([back[q].astype(str) for q in qi], values).reindex(columns=list(sensitive.labels), fill_value=0)
+    counts = table.to_numpy(dtype=float)
+    problems = []
+    for model in models:
+        failing = int((~model.passes(counts, sensitive.table_counts)).sum())
+        if failing:
+            problems.append(f"{failing} released class(es) fail {model.describe()}")
+    return problems
 
 
 def report_path(out: str | Path) -> Path:

@@ -232,6 +232,19 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str) -> Answer:
     stats = profile.stats(k)
     satisfying = stats.suppressed <= max_sup
     src, tgt = profile.lattice.edges
-    has_satisfying_pred = np.bincount(tgt, weights=satisfying[src], minlength=profile.lattice.size) > 0
-    minimal = satisfying & ~has_satisfying_pred
+    if profile.models and max_sup > 0:
+        # With suppression, l-diversity and t-closeness are not monotone at the node level (a class
+        # that fails can merge with one that passes into one that fails), so a satisfying node may
+        # lie above a failing one above a satisfying one: look at every node below, not just the
+        # direct predecessors. (Find_vector's binary search assumes monotonicity; it stays the paper's.)
+        below = np.zeros(profile.lattice.size, dtype=bool)  # some satisfying node strictly below
+        heights = profile.lattice.node_heights
+        for h in range(1, int(heights.max(initial=0)) + 1):
+            into = heights[tgt] == h
+            reach = (satisfying | below)[src[into]]
+            below[tgt[into][reach]] = True
+        minimal = satisfying & ~below
+    else:
+        has_satisfying_pred = np.bincount(tgt, weights=satisfying[src], minlength=profile.lattice.size) > 0
+        minimal = satisfying & ~has_satisfying_pred
     return Answer(profile, k, max_sup, stats, satisfying, minimal)

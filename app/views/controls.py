@@ -29,6 +29,14 @@ class Controls(pn.viewable.Viewer):
         self.fixed = pn.Column()
         self.expand = pn.widgets.Button(label="Show neighbours of selected node")
         self.reset = pn.widgets.Button(label="Reset expansions")
+        self.sensitive = pn.widgets.Select.from_param(e.param.sensitive, label="Sensitive attribute",
+                                                      css_classes=["sensitive-select"])
+        self.l_kind = pn.widgets.Select.from_param(e.param.l_kind, label="l-diversity", css_classes=["l-kind"])
+        self.l_value = pn.widgets.FloatInput.from_param(e.param.l, label="l", step=1, css_classes=["l-value"])
+        self.c_value = pn.widgets.FloatInput.from_param(e.param.c, label="c (recursive)", step=0.5)
+        self.t_value = pn.widgets.FloatInput.from_param(e.param.t, label="t-closeness t (0 = off)", step=0.05,
+                                                        css_classes=["t-value"])
+        self.distance = pn.widgets.Select.from_param(e.param.distance, label="EMD ground distance")
         self.expand.on_click(self._expand)
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
         self.sup_pct.param.watch(self._pct_to_rows, "value")
@@ -91,6 +99,8 @@ class Controls(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             "### Question", self.k_slider, self.k_input, self.sup_rows, self.sup_pct, self.policy, self.weights,
+            "### Attribute disclosure", self.sensitive, self.l_kind, self.l_value, self.c_value, self.t_value,
+            self.distance,
             "### Lattice view", self.view, self.expand, self.reset,
             pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,
             width=300,

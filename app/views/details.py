@@ -23,6 +23,8 @@ class NodeDetails(pn.viewable.Viewer):
         self.suppressed = pn.widgets.Tabulator(disabled=True, show_index=True, height=180,
                                                sizing_mode="stretch_width", css_classes=["suppressed-table"])
         self.metrics = pn.pane.Markdown(css_classes=["node-metrics"], sizing_mode="stretch_width")
+        self.failures = pn.widgets.Tabulator(disabled=True, show_index=False, height=220, visible=False,
+                                             sizing_mode="stretch_width", css_classes=["failing-classes"])
         self.explorer.param.watch(self._refresh, ["selected", "answer"])
         self._refresh()
 
@@ -31,9 +33,13 @@ class NodeDetails(pn.viewable.Viewer):
         if e.answer is None or e.selected is None:
             self.metrics.object = "Tap a node in the lattice or the trade-off plot to see its release."
             self.table.value = self.suppressed.value = None
+            self.failures.visible = False
             return
         gt = e.release(e.selected)
         r = e.answer.node(e.selected)
+        failing = e.explain(e.selected)
+        self.failures.value = failing.head(PREVIEW_ROWS) if len(failing) else None
+        self.failures.visible = len(failing) > 0
         self.table.value = gt.released.head(PREVIEW_ROWS).reset_index(drop=True)
         ids = e.dataset.schema.output_columns(list(e.dataset.table.columns))
         self.suppressed.value = e.dataset.table.loc[gt.suppressed_rows[:PREVIEW_ROWS], ids]
@@ -67,6 +73,9 @@ class NodeDetails(pn.viewable.Viewer):
         self.explorer.param.watch(lambda ev: setattr(histogram, "visible", ev.new is not None), ["selected"])
         return pn.Column(
             self.metrics,
+            pn.pane.Markdown("**Classes failing a privacy model** (sensitive distribution; statistic per model)",
+                             visible=self.failures.param.visible),
+            self.failures,
             histogram,
             pn.pane.Markdown("**Generalized table** (identifiers dropped, suppressed rows removed)"),
             self.table,

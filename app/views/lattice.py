@@ -13,6 +13,7 @@ from microrelease.app.state import STATUS, STATUS_COLORS
 from microrelease.app.views.common import CANVAS, NodePicker
 
 HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"), ("suppressed rows", "@suppressed"),
+         ("failing privacy models", "@models"),
          ("accuracy", "@accuracy"), ("completeness", "@completeness"), ("distinct classes", "@distinct")]
 DEPENDS = ["explorer.answer", "explorer.preferred", "explorer.selected", "explorer.view", "explorer.fixed",
            "explorer.expanded", "explorer.probe", "explorer.profile"]

@@ -192,3 +192,25 @@ def test_loading_another_dataset_drops_weights_of_qis_it_lacks(samarati_explorer
     e.policy, e.weights = "weighted", {"ZIP": 3.0}
     e.load(*sample_with_profile("toy"))
     assert e.weights == {} and e.preferred is not None and e.dataset.quasi_identifiers == ("age", "gender", "zipcode")
+
+
+def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures():
+    from microrelease.core import load_dataset, query
+    from microrelease.core.privacy_models import DistinctLDiversity
+    from microrelease.core.samples import sample
+    from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
+
+    adult = sample("adult")
+    ds = load_dataset(adult.path, qi=["sex", "age", "race", "education"], hierarchy_dir=adult.folder)
+    e = Explorer(ds, k=5, max_sup=100)
+    assert "occupation" in e.param.sensitive.objects
+    e.sensitive, e.l_kind, e.l = "occupation", "distinct", 4
+    core = query(build_model_profile(ds, sensitive_frequency(ds, "occupation"), [DistinctLDiversity(4)]), 5, 100)
+    assert e.k_minimal_vectors() == [list(n.vector) for n in core.k_minimal_nodes()]
+    status = e.status()
+    plain = query(e.plain_profile, 5, 100).satisfying
+    assert ((status == 4) == (plain & ~core.satisfying)).all() and (status == 4).any()
+    e.selected = int(np.flatnonzero(status == 4)[0])
+    assert len(e.explain()) > 0 and "distinct 4-diversity" in e.nodes_frame([e.selected])["models"].iloc[0]
+    e.l = 99  # more than the 14 occupations: refused, k-anonymity alone answers
+    assert "larger than the 14 distinct values" in e.message and e.profile is e.plain_profile

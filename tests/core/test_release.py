@@ -60,14 +60,32 @@ def test_read_back_check_catches_a_broken_writer(tmp_path, monkeypatch):
     # Simulate a writer bug: the generalized table loses its generalization on the way to disk.
     real = release_module.generalize
 
-    def broken(dataset, node, k):
-        gt = real(dataset, node, k)
+    def broken(dataset, node, k, **models):
+        gt = real(dataset, node, k, **models)
         gt.released["zip"] = dataset.table.loc[gt.released.index, "zip"]
         return gt
 
     monkeypatch.setattr(release_module, "generalize", broken)
     with pytest.raises(VerificationError, match="smallest class has 1 rows < k=2"):
         write_release(people(), (1, 1), 2, tmp_path / "r.csv")
+    assert list(tmp_path.iterdir()) == []  # nothing left that could pass for a release
+
+
+def test_read_back_check_catches_a_class_that_fails_a_model(tmp_path, monkeypatch):
+    from microrelease.core.privacy_models import DistinctLDiversity
+    from microrelease.core.sensitive_profile import sensitive_frequency
+
+    real = release_module.generalize
+
+    def forgets_the_model(dataset, node, k, **models):
+        return real(dataset, node, k)  # a writer bug: the model's suppression is lost
+
+    ds = people()
+    monkeypatch.setattr(release_module, "generalize", forgets_the_model)
+    with pytest.raises(VerificationError, match="fail distinct 2-diversity"):
+        write_release(ds, (0, 0), 1, tmp_path / "r.csv", sensitive=sensitive_frequency(ds, "diagnosis"),
+                      models=[DistinctLDiversity(2)])
+    assert not (tmp_path / "r.report.json").exists() and not (tmp_path / "r.csv").exists()
 
 
 def test_check_k_anonymity_lists_the_smallest_classes():
