@@ -37,7 +37,7 @@ Y_RANGE = """() => { const figs = []; const walk = v => { if (v.model.type === '
     return [f.model.y_range.start, f.model.y_range.end]; return null }"""
 
 
-def set_number(page, css: str, value: int) -> None:
+def set_number(page, css: str, value: float) -> None:
     box = page.locator(f"{css} input").first
     box.fill(str(value))
     box.press("Enter")
@@ -94,6 +94,20 @@ def test_samarati_then_adult(served_app, page):
                           "--max-sup", str(max_sup), "--json", "--quiet"], capture_output=True, text=True, check=True)
     assert n_kmin == len(json.loads(cli.stdout)["k_minimal"])
     screenshot(page, "adult_focused")
+
+    # attribute disclosure: 0.2-closeness on salary-class, answered like the command line
+    page.locator(".sensitive-select select").select_option("salary-class")
+    set_number(page, ".t-value", 0.2)
+    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=90_000)
+    page.wait_for_function(IDLE)
+    cli = subprocess.run([str(Path(sys.executable).parent / "microrelease"), "search", "--sample", "adult", "--k", str(k),
+                          "--max-sup", str(max_sup), "--sensitive", "salary-class", "--t-closeness", "0.2", "--json",
+                          "--quiet"], capture_output=True, text=True, check=True)
+    assert int(page.locator("#n-kmin").text_content()) == len(json.loads(cli.stdout)["k_minimal"])
+    statuses = """() => { for (const m of Bokeh.documents[0].all_models)
+      if (m.type === 'ColumnDataSource' && m.data.levels && m.data.status) return Array.from(m.data.status); return [] }"""
+    assert "fails privacy model" in page.evaluate(statuses)
+    screenshot(page, "adult_t_closeness")
     assert not errors(page), errors(page)
     outside = {u for u in page.requests if not u.replace("blob:", "").startswith(url)}
     assert not outside, f"the page fetched from outside the server: {outside}"
