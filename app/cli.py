@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +26,8 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.dataset import file_checksum
+from microrelease.core.dp.microdata import DP_METHODS, PrivacyWarning, dp_release, parse_bounds
+from microrelease.core.dp.release import write_dp_release
 from microrelease.core.engines import ENGINES
 from microrelease.core.hierarchies import find_hierarchy_file, read_arx
 from microrelease.core.microaggregation import METHODS, microaggregate
@@ -354,6 +357,39 @@ def cmd_microaggregate(args) -> int:
     return 0
 
 
+def cmd_dp(args) -> int:
+    if args.sample and args.data:
+        raise MicroreleaseError("give either DATA or --sample, not both")
+    if args.sample:
+        s = microdata_sample(args.sample)
+        path = s.path
+        attributes = _split(args.attrs) or [*s.qi, *s.confidential]
+        bounds = parse_bounds(args.bounds) if args.bounds else s.bounds_dict
+    elif args.data:
+        path, attributes, bounds = args.data, _split(args.attrs), parse_bounds(args.bounds or "")
+    else:
+        raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+    table = read_table(path, sep=args.sep)
+    identifiers = _split(args.identifier)
+    unknown = [c for c in identifiers if c not in table.columns]
+    if unknown:
+        raise MicroreleaseError(f"unknown identifier column(s) {unknown}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyWarning)
+        release = dp_release(table.drop(columns=identifiers), attributes, bounds=bounds, epsilon=args.epsilon,
+                             method=args.method, k=args.k, rng=args.seed)
+    for w in caught:
+        print(f"microrelease: warning: {w.message}", file=sys.stderr)
+    report = write_dp_release(release, table, args.out, source=str(path), checksum=file_checksum(path),
+                              sep=args.out_sep, warnings_raised=[str(w.message) for w in caught]).data
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{args.method} at epsilon={args.epsilon:g}: wrote {report['output']['rows']} rows to {args.out}; "
+              f"SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %")
+    return 0
+
+
 def cmd_app(args) -> int:
     from microrelease.app.main import serve  # Panel is loaded only for this command
 
@@ -403,6 +439,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_microaggregate)
+
+    p = sub.add_parser("dp", help="an epsilon-differentially private release of numeric attributes")
+    p.add_argument("data", nargs="?", help="CSV file (or use --sample)")
+    p.add_argument("--sample", choices=sorted(MICRODATA_SAMPLES), help="a bundled CASC data set")
+    p.add_argument("--attrs", default="", help="numeric attributes to release with noise A,B,...")
+    p.add_argument("--bounds", default="", help="declared domain bounds A=LO:HI,... (required: never from the data)")
+    p.add_argument("--epsilon", type=float, required=True, help="the privacy budget, split evenly over the attributes")
+    p.add_argument("--method", default="ir-mdav", choices=sorted(DP_METHODS), help="how the noise is applied")
+    p.add_argument("--k", type=int, help="cluster size of the microaggregation methods")
+    p.add_argument("--identifier", default="", help="identifier columns: dropped from the output")
+    p.add_argument("--seed", type=int, default=None, help="seed of the noise (for reproducible tests only)")
+    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected)")
+    p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
+    p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
+    p.add_argument("--json", action="store_true", help="print the report")
+    p.set_defaults(func=cmd_dp)
 
     p = sub.add_parser("app", help="serve the dashboard (opens on the bundled adult sample)")
     _add_data_options(p)

@@ -64,10 +64,17 @@ class MicrodataSample:
     confidential: tuple[str, ...]
     identifiers: tuple[str, ...]
     description: str
+    # Declared domain bounds for DP releases: public round figures we chose above the published
+    # ranges of the attributes, not the data's own minima and maxima (those would leak).
+    bounds: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def path(self) -> Path:
         return Path(str(resources.files("microrelease.sample_data").joinpath("casc", self.file)))
+
+    @property
+    def bounds_dict(self) -> dict[str, tuple[float, float]]:
+        return {name: (lo, hi) for name, lo, hi in self.bounds}
 
 
 MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
@@ -78,6 +85,9 @@ MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
             ("AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX", "TAXINC"),
             ("POTHVAL", "INTVAL", "PEARNVAL", "FICA", "WSALVAL", "ERNVAL"), (),
             "CASC Census (1,080 people x 13 numeric attributes)",
+            (("AFNLWGT", 0, 1e6), ("AGI", 0, 1e5), ("EMCONTRB", 0, 1e4), ("FEDTAX", 0, 25_000),
+             ("PTOTVAL", 0, 125_000), ("STATETAX", 0, 12_500), ("TAXINC", 0, 1e5), ("POTHVAL", 0, 125_000),
+             ("INTVAL", 0, 50_000), ("PEARNVAL", 0, 1e5), ("FICA", 0, 1e4), ("WSALVAL", 0, 1e5), ("ERNVAL", 0, 1e5)),
         ),
         MicrodataSample(
             "eia", "EIA.csv",

@@ -174,3 +174,21 @@ def test_microaggregate_names_a_text_qi(tmp_path, capsys):
                        "-o", str(tmp_path / "x.csv"))
     assert code == 2 and "QI 'STATE' must be numeric" in err
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_dp_release_writes_noise_and_a_report(tmp_path, capsys):
+    out = tmp_path / "dp.csv"
+    code, printed, err = run(capsys, "dp", "--sample", "census", "--epsilon", "1", "--method", "ir-mdav", "--k", "20",
+                             "--seed", "4", "-o", str(out))
+    assert code == 0, err
+    report = json.loads((tmp_path / "dp.report.json").read_text())
+    per = report["parameters"]["per_attribute"]
+    assert report["parameters"]["epsilon_spent"] == 1.0 and len(per) == 12
+    assert per["AGI"]["sensitivity"] == 1e5 / 20 and per["AGI"]["noise_scale"] == pytest.approx(1e5 / 20 / (1 / 12))
+    released = pd.read_csv(out)
+    assert len(released) == 1080 and "AFNLWGT" in released.columns  # not released under noise: unchanged
+    code, _, err = run(capsys, "dp", "--sample", "eia", "--attrs", "RESSALES", "--epsilon", "1", "-o",
+                       str(tmp_path / "e.csv"))
+    assert code == 2 and "no declared bounds for ['RESSALES']" in err
+    code, _, err = run(capsys, "dp", "--sample", "census", "--epsilon", "-1", "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and "'epsilon' parameter must be positive" in err
