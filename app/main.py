@@ -15,12 +15,14 @@ from functools import lru_cache
 import panel as pn
 import param
 
+from microrelease.app.dp_state import release_curves as dp_release_curves
 from microrelease.app.micro_state import curves as micro_curves
 from microrelease.app.setup import DataSetup
 from microrelease.app.state import Explorer
 from microrelease.app.views.controls import Controls
 from microrelease.app.views.data import DataPanel
 from microrelease.app.views.details import NodeDetails
+from microrelease.app.views.dp import DifferentialPrivacy
 from microrelease.app.views.export import Export
 from microrelease.app.views.lattice import LatticeView
 from microrelease.app.views.microaggregation import Microaggregation
@@ -62,6 +64,7 @@ class Dashboard(pn.viewable.Viewer):
         self.teaching = Teaching(explorer=self.explorer)
         self.export = Export(explorer=self.explorer)
         self.micro = Microaggregation()
+        self.dp = DifferentialPrivacy()
         self.data = DataPanel(setup=self.setup, explorer=self.explorer)
         self.data.sample.value = self.sample
 
@@ -73,6 +76,7 @@ class Dashboard(pn.viewable.Viewer):
             ("Teaching", self.teaching),
             ("Export", self.export),
             ("Microaggregation", self.micro),
+            ("Differential privacy", self.dp),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(
@@ -111,5 +115,6 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     if dataset is None:
         sample_with_profile(sample)  # warm the cache: the first session opens at once
     micro_curves("census")  # the microaggregation tab's curves, shared by sessions
+    dp_release_curves()  # and the DP tab's
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,
                     websocket_origin=[f"{host}:{port}"], title="microrelease", threaded=False)

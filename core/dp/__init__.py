@@ -1,15 +1,21 @@
-"""Differential privacy (Soria-Comas's thesis): optimal data-independent noise (``mechanisms``), a
-comparison of the noises (``comparison``), and DP microdata through microaggregation (``microdata``)."""
+"""Differential privacy (Soria-Comas's thesis): optimal data-independent noise (``mechanisms``,
+``multivariate``), a comparison of the noises (``comparison``), DP microdata through
+microaggregation (``microdata``, ``release``), the t-closeness route (``tcloseness_route``) and
+prior knowledge refinement (``prior``)."""
 
 from microrelease.core.dp.comparison import compare_noise
 from microrelease.core.dp.mechanisms import (
-           GAMMA_PRESETS,
-           MECHANISMS,
-           Laplace,
-           Staircase,
-           least_variance_gamma,
+    GAMMA_PRESETS,
+    MECHANISMS,
+    Laplace,
+    Staircase,
+    least_variance_gamma,
 )
 from microrelease.core.dp.microdata import DP_METHODS, DPRelease, PrivacyWarning, dp_release, parse_bounds
+from microrelease.core.dp.multivariate import MultivariateStaircase, compare_multivariate
+from microrelease.core.dp.prior import PriorRefinement, normal_prior
+from microrelease.core.dp.tcloseness_route import t_closeness_route
 
-__all__ = ["DP_METHODS", "GAMMA_PRESETS", "MECHANISMS", "DPRelease", "Laplace", "PrivacyWarning", "Staircase",
-           "compare_noise", "dp_release", "least_variance_gamma", "parse_bounds"]
+__all__ = ["DP_METHODS", "GAMMA_PRESETS", "MECHANISMS", "DPRelease", "Laplace", "MultivariateStaircase",
+           "PriorRefinement", "PrivacyWarning", "Staircase", "compare_multivariate", "compare_noise", "dp_release",
+           "least_variance_gamma", "normal_prior", "parse_bounds", "t_closeness_route"]

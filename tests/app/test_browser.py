@@ -167,3 +167,27 @@ def test_microaggregation_tab_compares_methods_and_exports(served_app, page, tmp
     for name in microdata_sample("census").qi:  # swapped, never altered
         assert sorted(released[name]) == sorted(original[name])
     assert not errors(page), errors(page)
+
+
+def test_differential_privacy_tab_compares_noises_like_the_core(served_app, page):
+    from microrelease.core.dp import compare_noise
+
+    url, _ = served_app
+    page.goto(url)
+    page.wait_for_function(IDLE)
+    page.locator(".bk-tab", has_text="Differential privacy").click()
+    cell = page.locator(".dp-noise-table .tabulator-row").first.locator(".tabulator-cell[tabulator-field='mean_abs']")
+    cell.wait_for()
+    assert float(cell.text_content()) == pytest.approx(compare_noise(1.0).loc[0, "mean_abs"])
+    set_number(page, ".dp-epsilon", 2)
+    cell.locator("text=0.5").wait_for()
+    rows = page.locator(".dp-noise-table .tabulator-row")
+    names = [rows.nth(i).locator(".tabulator-cell[tabulator-field='mechanism']").text_content() for i in range(4)]
+    values = [float(rows.nth(i).locator(".tabulator-cell[tabulator-field='P(|X|<=0.5Δ)']").text_content())
+              for i in range(4)]
+    expected = compare_noise(2.0).set_index("mechanism")["P(|X|<=0.5Δ)"].round(4)
+    assert values == [expected[n] for n in names] and max(values) > values[names.index("laplace")]
+    page.wait_for_function("""() => { for (const m of Bokeh.documents[0].all_models)
+      if (m.type === 'Title' && String(m.text).includes('ε = 2')) return true; return false }""")  # plot redrawn
+    screenshot(page, "differential_privacy_eps2")
+    assert not errors(page), errors(page)

@@ -155,3 +155,74 @@ def test_bad_dp_input_is_named_or_documented():
     with pytest.warns(PrivacyWarning, match="clamped"):
         r = dp_release(table, ["AGI"], bounds={"AGI": (0, 50_000)}, epsilon=1, method="laplace", rng=0)
     assert r.clamped == {"AGI": int((table["AGI"] > 50_000).sum())} and r.clamped["AGI"] > 0
+
+
+# --- multivariate staircase --------------------------------------------------------------------
+
+@pytest.mark.parametrize("norm", ["l1", "linf"])
+@pytest.mark.parametrize("dimension", [1, 2, 3])
+def test_multivariate_staircase_is_a_density_and_epsilon_dp_in_its_gauge(norm, dimension):
+    from microrelease.core.dp.multivariate import MultivariateStaircase
+
+    mech = MultivariateStaircase(epsilon=1.0, dimension=dimension, norm=norm, gamma=0.4, rng=3)
+    rng = np.random.default_rng(0)
+    # mass in polar form: ∫ p(r·e₁) · d·V_d·r^(d−1) dr, with the unit ball's volume V_d
+    # (2^d/d! for the L1 ball, 2^d for the box) and p read from the density along one axis
+    r = np.linspace(0, 80, 1_600_001)
+    axis = np.zeros((len(r), dimension))
+    axis[:, 0] = r
+    unit_volume = 2.0**dimension / math.factorial(dimension) if norm == "l1" else 2.0**dimension
+    mass = np.trapezoid(mech.density(axis) * dimension * unit_volume * r ** (dimension - 1), r)
+    assert mass == pytest.approx(1, abs=1e-3)
+    x = rng.normal(scale=3, size=(20_000, dimension))
+    shifts = mech._directions(20_000) * rng.uniform(0, 1, size=(20_000, 1))  # ‖d‖_K <= Δ = 1
+    assert np.all(mech.density(x) <= math.exp(1.0) * mech.density(x + shifts) * (1 + 1e-12))
+    sample = mech.randomise(np.zeros((100_000, dimension)))
+    assert mech.gauge(sample).mean() == pytest.approx(mech.expected_norm(), rel=0.02)
+
+
+def test_gauge_staircase_beats_per_coordinate_laplace_on_a_box():
+    from microrelease.core.dp.multivariate import compare_multivariate
+
+    table = compare_multivariate(1.0, 5).set_index("sensitivity set")
+    assert table.loc["box", "ratio"] > 2  # Laplace must pay the box's L1 sensitivity d·Δ
+    assert table.loc["L1 ball", "ratio"] >= 0.999  # never worse than Laplace on the L1 ball
+
+
+# --- t-closeness route ----------------------------------------------------------------------------
+
+def test_t_closeness_route_reaches_the_epsilon_it_promises_with_true_confidential_values():
+    from microrelease.core.dp.tcloseness_route import t_closeness_route
+    from microrelease.core.samples import microdata_sample
+
+    s = microdata_sample("census")
+    table = census()
+    for epsilon in (2.0, 4.0):
+        r = t_closeness_route(table, list(s.qi)[:3], "PEARNVAL", epsilon=epsilon, bounds=(0, 1e5), k=5, bins=2)
+        assert r.epsilon_achieved <= epsilon + 1e-9 and r.class_sizes.min() >= 5
+        assert r.released["PEARNVAL"].equals(table["PEARNVAL"])  # truthful
+        # every class holds each bin in a proportion within exp(ε/2) of the table's, recomputed here
+        bins = np.minimum((table["PEARNVAL"] / 5e4).astype(int), 1)
+        p = bins.value_counts(normalize=True)
+        for _, members in bins.groupby(r.classes):
+            q = members.value_counts(normalize=True).reindex(p.index, fill_value=0)
+            assert np.all(np.abs(np.log(q / p)) <= epsilon / 2 + 1e-9)
+
+
+# --- prior knowledge refinement -------------------------------------------------------------------
+
+def test_prior_refinement_is_epsilon_dp_and_sharper_priors_answer_better():
+    from microrelease.core.dp.prior import PriorRefinement, normal_prior
+
+    edges = np.linspace(0, 100, 21)
+    for spread in (50, 20, 5):
+        mech = PriorRefinement(epsilon=1.0, edges=edges, prior=normal_prior(edges, 42, spread))
+        outputs = np.array([mech.output_distribution(v) for v in (edges[:-1] + 2.5)])
+        ratio = outputs[:, None, :] / outputs[None, :, :]
+        assert ratio.max() <= math.exp(1.0) + 1e-12  # any two answers, any output
+        assert (outputs / mech.prior).max() <= math.exp(0.5) + 1e-12  # knowledge gain over the prior
+    sharp = PriorRefinement(epsilon=1.0, edges=edges, prior=normal_prior(edges, 42, 5))
+    vague = PriorRefinement(epsilon=1.0, edges=edges, prior=normal_prior(edges, 42, 50))
+    assert sharp.accuracy(42) > vague.accuracy(42) and sharp.expected_abs_error(42) < vague.expected_abs_error(42)
+    with pytest.raises(InvalidParameterError, match="'prior' parameter"):
+        PriorRefinement(epsilon=1, edges=edges, prior=[1.0])
