@@ -17,6 +17,7 @@ import param
 
 from microrelease.app.dp_state import release_curves as dp_release_curves
 from microrelease.app.micro_state import curves as micro_curves
+from microrelease.app.sequential_state import attack_curves as sequential_attack_curves
 from microrelease.app.setup import DataSetup
 from microrelease.app.state import Explorer
 from microrelease.app.views.controls import Controls
@@ -26,6 +27,7 @@ from microrelease.app.views.dp import DifferentialPrivacy
 from microrelease.app.views.export import Export
 from microrelease.app.views.lattice import LatticeView
 from microrelease.app.views.microaggregation import Microaggregation
+from microrelease.app.views.sequential import SequentialView
 from microrelease.app.views.teaching import Teaching
 from microrelease.app.views.tradeoff import TradeoffView
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
@@ -65,6 +67,7 @@ class Dashboard(pn.viewable.Viewer):
         self.export = Export(explorer=self.explorer)
         self.micro = Microaggregation()
         self.dp = DifferentialPrivacy()
+        self.sequential = SequentialView()
         self.data = DataPanel(setup=self.setup, explorer=self.explorer)
         self.data.sample.value = self.sample
 
@@ -77,6 +80,7 @@ class Dashboard(pn.viewable.Viewer):
             ("Export", self.export),
             ("Microaggregation", self.micro),
             ("Differential privacy", self.dp),
+            ("Sequences", self.sequential),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(
@@ -116,5 +120,6 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
         sample_with_profile(sample)  # warm the cache: the first session opens at once
     micro_curves("census")  # the microaggregation tab's curves, shared by sessions
     dp_release_curves()  # and the DP tab's
+    sequential_attack_curves()  # and the sequences tab's
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,
                     websocket_origin=[f"{host}:{port}"], title="microrelease", threaded=False)

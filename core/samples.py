@@ -110,3 +110,8 @@ def microdata_sample(name: str) -> MicrodataSample:
     if name not in MICRODATA_SAMPLES:
         raise InvalidParameterError(f"unknown microdata sample {name!r}; choose one of {sorted(MICRODATA_SAMPLES)}")
     return MICRODATA_SAMPLES[name]
+
+
+def sample_data_folder(name: str) -> Path:
+    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample)."""
+    return Path(str(resources.files("microrelease.sample_data").joinpath(name)))

@@ -191,3 +191,22 @@ def test_differential_privacy_tab_compares_noises_like_the_core(served_app, page
       if (m.type === 'Title' && String(m.text).includes('ε = 2')) return true; return false }""")  # plot redrawn
     screenshot(page, "differential_privacy_eps2")
     assert not errors(page), errors(page)
+
+
+def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
+    from microrelease.app.sequential_state import release_for
+
+    url, _ = served_app
+    page.goto(url)
+    page.wait_for_function(IDLE)
+    page.locator(".bk-tab", has_text="Sequences").click()
+    summary = page.locator(".seq-summary p")
+    summary.locator("text=k = 5").wait_for(timeout=60_000)
+    page.locator(".seq-k button", has_text="10").click()
+    summary.locator("text=k = 10").wait_for(timeout=60_000)
+    release, attack, shared = release_for(10)
+    text = summary.text_content()
+    assert f"at least {shared - 1} others" in text and shared >= 10 and f"{attack:.3f}" in text
+    page.locator(".seq-timelines .tabulator-row").first.wait_for()
+    screenshot(page, "sequences_k10")
+    assert not errors(page), errors(page)
