@@ -23,10 +23,16 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.dataset import Dataset, as_text
-from microrelease.core.exceptions import Cancelled, CoverageError, DataError
+from microrelease.core.exceptions import Cancelled, CoverageError, DataError, InvalidParameterError
 from microrelease.core.hierarchies import Hierarchy
-from microrelease.core.privacy_models import TCloseness, check_model
-from microrelease.core.profile import LatticeProfile, _assemble
+from microrelease.core.privacy_models import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+    check_model,
+)
+from microrelease.core.profile import LatticeProfile, _assemble, _key_spec
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,14 +109,24 @@ def build_model_profile(
     sensitive: SensitiveFrequency,
     models: Sequence,
     *,
+    strategy: str = "auto",
     progress=None,
     should_stop=None,
 ) -> LatticeProfile:
-    """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed."""
+    """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
+
+    ``strategy``: ``"numba"`` (compiled roll-up, the default when the QI codes pack into 62 bits) or
+    ``"numpy"`` (the same walk in numpy; the cross-check, and the fallback).
+    """
     models = tuple(check_model(m, len(sensitive.labels), attribute=repr(sensitive.attribute)) for m in models)
     for m in models:
         if isinstance(m, TCloseness) and m.distance == "hierarchical" and not m.order:
             raise DataError("hierarchical t-closeness: build the model with order=sensitive.ground_order")
+    if strategy not in ("auto", "numba", "numpy"):
+        raise InvalidParameterError(f"The 'strategy' parameter must be 'auto', 'numba' or 'numpy'. Got {strategy!r}.")
+    spec = _key_spec(dataset.hierarchies)
+    if strategy != "numpy" and spec is not None:
+        return _compiled_profile(dataset, sensitive, models, spec, progress)
     hierarchies = dataset.hierarchies
     lattice = dataset.lattice
     table = sensitive.table_counts
@@ -194,3 +210,64 @@ def explain_node(dataset: Dataset, sensitive: SensitiveFrequency, node: Sequence
     frame["distribution"] = [", ".join(f"{labels[j]}: {int(c)}" for j, c in enumerate(row) if c) for row in counts]
     frame = frame[frame["fails"] != ""]
     return frame.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)
+
+
+_DISTANCE_KIND = {"equal": 3, "ordered": 4, "hierarchical": 5}
+
+
+def _model_arrays(models, sensitive: SensitiveFrequency):
+    kinds, l_values, c_values, t_values = [], [], [], []
+    for m in models:
+        if isinstance(m, DistinctLDiversity):
+            kinds.append(0)
+        elif isinstance(m, EntropyLDiversity):
+            kinds.append(1)
+        elif isinstance(m, RecursiveCLDiversity):
+            kinds.append(2)
+        else:
+            kinds.append(_DISTANCE_KIND[m.distance])
+        l_values.append(float(getattr(m, "l", 0)))
+        c_values.append(float(getattr(m, "c", 0)))
+        t_values.append(float(getattr(m, "t", 0)))
+    hierarchy = next((m.hierarchy for m in models if isinstance(m, TCloseness) and m.distance == "hierarchical"), None)
+    if hierarchy is None:
+        height, level_sizes, map_flat, map_off = 0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
+    else:
+        order = np.asarray(sensitive.ground_order, dtype=np.int64)
+        height = hierarchy.height
+        maps = [hierarchy.codes[1][order]] + [hierarchy.parents[level] for level in range(1, height)]
+        level_sizes = np.array([len(order)] + [hierarchy.level_size(lv) for lv in range(1, height + 1)], np.int64)
+        map_off = np.concatenate(([0], np.cumsum([len(x) for x in maps]))).astype(np.int64)
+        map_flat = np.concatenate(maps).astype(np.int64)
+    return (np.array(kinds, np.int64), np.array(l_values), np.array(c_values), np.array(t_values), height,
+            level_sizes, map_flat, map_off)
+
+
+def _compiled_profile(dataset, sensitive: SensitiveFrequency, models, spec, progress) -> LatticeProfile:
+    from microrelease.core._sensitive_numba import model_profile
+
+    shifts, masks, parent_flat, parent_off = spec
+    lattice = dataset.lattice
+    n_values = len(sensitive.labels)
+    one_hot = np.zeros((len(sensitive.values), n_values))
+    one_hot[np.arange(len(sensitive.values)), sensitive.values] = sensitive.counts
+    codes, counts = _merge(sensitive.codes.astype(np.int64), one_hot,
+                           [h.level_size(0) for h in dataset.hierarchies])
+    keys = np.bitwise_or.reduce(codes << shifts, axis=1) if len(codes) else np.zeros(0, np.int64)
+    shape = np.array(lattice.heights, dtype=np.int64) + 1
+    strides = np.ones(len(shape), dtype=np.int64)
+    for i in range(len(shape) - 2, -1, -1):
+        strides[i] = strides[i + 1] * shape[i + 1]
+    table = sensitive.table_counts
+    if progress is not None:
+        progress(0.0)
+    order, seg, sizes, freq, failing, failing_by = model_profile(
+        keys, np.ascontiguousarray(counts), np.array(lattice.heights, np.int64), strides, shifts, masks,
+        parent_flat, parent_off, table / table.sum(), *_model_arrays(models, sensitive))
+    if progress is not None:
+        progress(1.0)
+    profile = _assemble(lattice, int(sensitive.counts.sum()), [(order, seg, sizes, freq)], "sensitive roll-up (numba)")
+    failing.setflags(write=False)
+    by_model = {m.describe(): failing_by[i] for i, m in enumerate(models)}
+    return dataclasses.replace(profile, failing_rows=failing, models=models, failing_by_model=by_model,
+                               _stats_cache={})

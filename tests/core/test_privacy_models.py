@@ -270,3 +270,23 @@ def test_search_cli_with_models(capsys):
     ]:
         assert main(["search", "--sample", "adult", "--k", "5", *argv]) == 2
         assert message in capsys.readouterr().err
+
+
+SECRET_TREE = Hierarchy("secret", (("1", "low", "*"), ("2", "low", "*"), ("3", "high", "*"), ("5", "high", "*")))
+
+
+@given(model_cases(), st.floats(0.05, 1))
+def test_compiled_and_numpy_model_profiles_agree(mc, t):
+    case, secrets, model = mc
+    table = pd.DataFrame(case.table, columns=case.names).assign(secret=secrets)
+    hierarchies = {n: Hierarchy(n, tuple(rows)) for n, rows in zip(case.names, case.hierarchy_rows, strict=True)}
+    ds = load_dataset(table, qi=case.names, hierarchies=hierarchies, sensitive=["secret"])
+    sf = sensitive_frequency(ds, "secret", SECRET_TREE)
+    models = [model, TCloseness(t, "hierarchical", SECRET_TREE, sf.ground_order)]
+    compiled = build_model_profile(ds, sf, models, strategy="numba")
+    plain = build_model_profile(ds, sf, models, strategy="numpy")
+    for k in {1, case.k}:
+        np.testing.assert_array_equal(compiled.stats(k).suppressed, plain.stats(k).suppressed)
+        np.testing.assert_array_equal(compiled.stats(k).distinct, plain.stats(k).distinct)
+    for name in plain.failing_by_model:
+        np.testing.assert_array_equal(compiled.failing_by_model[name], plain.failing_by_model[name])
