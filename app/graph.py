@@ -84,13 +84,16 @@ def drawn_graph(lattice: Lattice, ids: np.ndarray) -> nx.DiGraph:
     return graph
 
 
-def height_overview(lattice: Lattice, satisfying: np.ndarray, minimal: np.ndarray) -> pd.DataFrame:
-    """Per height: how many nodes fail, satisfy (not minimal), are k-minimal."""
+def height_overview(lattice: Lattice, satisfying: np.ndarray, minimal: np.ndarray,
+                    model_fails: np.ndarray | None = None) -> pd.DataFrame:
+    """Per height: how many nodes fail, fail only a privacy model, satisfy (not minimal), are k-minimal."""
     h = lattice.node_heights
     bins = lattice.max_height + 1
+    model_fails = np.zeros(len(h), dtype=bool) if model_fails is None else model_fails
     return pd.DataFrame({
         "height": np.arange(bins),
-        "fails": np.bincount(h[~satisfying], minlength=bins),
+        "fails": np.bincount(h[~satisfying & ~model_fails], minlength=bins),
+        "fails privacy model": np.bincount(h[model_fails], minlength=bins),
         "satisfies": np.bincount(h[satisfying & ~minimal], minlength=bins),
         "k-minimal": np.bincount(h[minimal], minlength=bins),
     })

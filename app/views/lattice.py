@@ -63,20 +63,21 @@ class LatticeView(NodePicker):
 
     @param.depends("explorer.answer", "explorer.preferred")
     def overview(self) -> hv.Rectangles:
-        """Stacked bars of failing / satisfying / k-minimal nodes per height (numeric axes, so the
+        """Stacked bars of failing / failing a privacy model / satisfying / k-minimal nodes per height (numeric axes, so the
         ranges follow a newly loaded lattice)."""
         e = self.explorer
         rects = []
         if e is not None and e.answer is not None:
-            df = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal)
-            for row in df.itertuples(index=False):
+            df = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal, e.status() == 4)
+            for _, row in df.iterrows():
                 bottom = 0
-                for status, count in (("fails", row.fails), ("satisfies", row.satisfies), ("k-minimal", row[3])):
+                for status in ("fails", "fails privacy model", "satisfies", "k-minimal"):
+                    count = int(row[status])
                     if count:
                         rects.append((row.height - 0.4, bottom, row.height + 0.4, bottom + count, status, count))
                         bottom += count
         return hv.Rectangles(rects, ["x0", "y0", "x1", "y1"], ["status", "nodes"]).opts(
-            color="status", cmap={s: STATUS_COLORS[s] for s in ("fails", "satisfies", "k-minimal")},
+            color="status", cmap={s: STATUS_COLORS[s] for s in ("fails", "fails privacy model", "satisfies", "k-minimal")},
             line_color="white", height=140, responsive=True, tools=["hover"], title="nodes per height",
             xlabel="height", ylabel="nodes", backend_opts=CANVAS, shared_axes=False, framewise=True,
         )

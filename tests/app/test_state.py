@@ -210,6 +210,9 @@ def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures
     status = e.status()
     plain = query(e.plain_profile, 5, 100).satisfying
     assert ((status == 4) == (plain & ~core.satisfying)).all() and (status == 4).any()
+    overview = graph.height_overview(e.lattice, e.answer.satisfying, e.answer.minimal, status == 4)
+    assert overview.drop(columns="height").to_numpy().sum() == e.lattice.size
+    assert overview["fails privacy model"].sum() == (status == 4).sum()
     e.selected = int(np.flatnonzero(status == 4)[0])
     assert len(e.explain()) > 0 and "distinct 4-diversity" in e.nodes_frame([e.selected])["models"].iloc[0]
     e.l = 99  # more than the 14 occupations: refused, k-anonymity alone answers
