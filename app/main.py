@@ -10,6 +10,7 @@ Served: ``microrelease app`` (see :func:`serve`). In a notebook::
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import panel as pn
@@ -118,8 +119,12 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     print(f"microrelease dashboard: http://{host}:{port}/", flush=True)
     if dataset is None:
         sample_with_profile(sample)  # warm the cache: the first session opens at once
-    micro_curves("census")  # the microaggregation tab's curves, shared by sessions
-    dp_release_curves()  # and the DP tab's
-    sequential_attack_curves()  # and the sequences tab's
+
+    def warm_tabs() -> None:  # the other tabs' curves, shared by sessions, computed while the server starts
+        micro_curves("census")
+        dp_release_curves()
+        sequential_attack_curves()
+
+    threading.Thread(target=warm_tabs, name="warm-tabs", daemon=True).start()
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,
                     websocket_origin=[f"{host}:{port}"], title="microrelease", threaded=False)
