@@ -14,12 +14,7 @@ import subprocess
 import sys
 import time
 
-
-def rss_mb(field: str = "VmRSS") -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1]) / 1024
-    return 0.0
+from _memory import reset_peak, rss_mb
 
 
 def child(task: dict) -> dict:
@@ -42,9 +37,7 @@ def child(task: dict) -> dict:
         table = pd.DataFrame(base * rng.lognormal(sigma=0.5, size=(n, 8)), columns=[f"x{j}" for j in range(8)])
         qi, conf = list(table.columns[:6]), list(table.columns[6:])
     microaggregate(table.head(50), qi=qi, confidential=conf, k=task["k"], method=task["method"])  # load compiled code
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    base_mb = rss_mb()
+    base_mb = reset_peak()
     t = time.perf_counter()
     result = microaggregate(table, qi=qi, confidential=conf, k=task["k"], method=task["method"], rng=1,
                             strategy=task.get("strategy", "numba"))

@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from _memory import reset_peak, rss_mb
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 QI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
@@ -35,18 +37,6 @@ PANDAS_MAX_ROWS = 60_000_000
 ADULT_ROWS = 30_162
 
 
-def rss_mb(field: str = "VmRSS") -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def reset_peak() -> float:
-    """Reset the RSS high-water mark (Linux) and return the current RSS."""
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    return rss_mb()
 
 
 def child(task: dict) -> dict:

@@ -15,12 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def rss_mb(field: str = "VmRSS") -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith(field):
-            return int(line.split()[1]) / 1024
-    return 0.0
+from _memory import reset_peak, rss_mb
 
 
 def child(task: dict) -> dict:
@@ -42,9 +37,7 @@ def child(task: dict) -> dict:
                                code_hierarchy=Path(tmp) / "hospital_hierarchy_code.csv", hierarchy_dir=tmp,
                                identifiers=["name"])
     anonymize_sequential(load_small(data), 2)  # load the compiled cost function
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-    base = rss_mb()
+    base = reset_peak()
     t = time.perf_counter()
     release = anonymize_sequential(data, task["k"], variant=task.get("variant", "greedy"), rng=1)
     seconds = time.perf_counter() - t

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.microaggregation import Standardizer, numeric_matrix
+from microrelease.core.validation import check_rng
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def linkage_attack(
     scale = Standardizer.fit(x, qi)
     z, z_released = scale(x), scale(y)
     n = len(z)
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = check_rng(rng)
     attacked = np.arange(n) if sample is None or sample >= n else np.sort(generator.choice(n, sample, replace=False))
     conf_true = original[confidential].to_numpy() if confidential else None
     conf_released = released[confidential].to_numpy() if confidential else None

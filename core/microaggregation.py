@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
-from microrelease.core.validation import check_k
+from microrelease.core.validation import check_k, check_rng
 
 METHODS: dict[str, str] = {
     "mdav-id": "MDAV groups; QIs replaced by the group centroid (k-anonymity)",
@@ -180,17 +180,21 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     return group
 
 
+def consecutive_groups(order: np.ndarray, k: int) -> np.ndarray:
+    """Group number of every record: k consecutive records of ``order`` per group, the short tail
+    joined to the group before it (groups of k to 2k−1)."""
+    n = len(order)
+    n_groups = max(1, n // k)
+    group = np.empty(n, dtype=np.int64)
+    group[order] = np.minimum(np.arange(n) // k, n_groups - 1)
+    return group
+
+
 def ranking_groups(values: np.ndarray, k: int) -> np.ndarray:
     """Individual ranking: sort by value (ties by input order), consecutive groups of k, the last
     short group joined to the one before it. Returns the group number of every row."""
-    n = len(values)
-    k = check_k(k, n)
-    rank_order = np.argsort(values, kind="stable")
-    n_groups = max(1, n // k)
-    position_group = np.minimum(np.arange(n) // k, n_groups - 1)
-    group = np.empty(n, dtype=np.int64)
-    group[rank_order] = position_group
-    return group
+    k = check_k(k, len(values))
+    return consecutive_groups(np.argsort(values, kind="stable"), k)
 
 
 def permute_within(group: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -228,14 +232,6 @@ class Microaggregation:
         return np.bincount(self.groups) if self.groups is not None else np.array([], dtype=np.int64)
 
 
-def _rng(rng) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, int | np.integer):
-        return np.random.default_rng(rng)
-    raise TypeError(f"The 'rng' parameter must be an int seed, None or a numpy Generator. Got {type(rng).__name__}.")
-
-
 def microaggregate(
     table: pd.DataFrame,
     *,
@@ -269,7 +265,7 @@ def microaggregate(
     if unknown:
         raise DataError(f"unknown identifier column(s) {unknown}")
     k = check_k(k, len(table))
-    generator = _rng(rng)
+    generator = check_rng(rng)
     seed = rng if isinstance(rng, int) else None
     released = table.drop(columns=list(identifiers)).reset_index(drop=True).copy()
     original = table.reset_index(drop=True)
@@ -309,6 +305,6 @@ def microaggregate(
     return Microaggregation(method, k, qi, confidential, original, released, group, {}, {}, seed)
 
 
-__all__ = ["METHODS", "Microaggregation", "Standardizer", "mdav_groups", "microaggregate", "numeric_matrix",
-           "permute_within", "ranking_groups"]
+__all__ = ["METHODS", "Microaggregation", "Standardizer", "consecutive_groups", "mdav_groups", "microaggregate",
+           "numeric_matrix", "permute_within", "ranking_groups"]
 

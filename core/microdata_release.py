@@ -11,7 +11,6 @@ risk before and after, checksums).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +22,7 @@ from microrelease.core.information_loss import information_loss
 from microrelease.core.linkage import linkage_attack
 from microrelease.core.microaggregation import Microaggregation
 from microrelease.core.release import ReleaseReport, check_k_anonymity, report_path
+from microrelease.core.staging import staged
 
 
 def _verify(result: Microaggregation, back: pd.DataFrame, identifiers: list[str]) -> list[str]:
@@ -63,18 +63,12 @@ def write_microaggregation(
 ) -> ReleaseReport:
     """Write ``result.released`` to ``out`` (CSV) and ``<stem>.report.json``; see the module doc."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.stem}.partial-{os.getpid()}{out.suffix}")
-    try:
+    with staged(out) as partial:
         result.released.to_csv(partial, index=False, sep=sep)
         back = pd.read_csv(partial, sep=sep, keep_default_na=False, dtype=str)
         problems = _verify(result, back, list(identifiers))
         if problems:
             raise VerificationError(f"microaggregated release {out} failed its re-check: " + "; ".join(problems))
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            partial.unlink()
 
     attributes = [*result.qi, *result.confidential]
     sizes = result.group_sizes

@@ -11,7 +11,6 @@ with the generalization path (a plain pandas group-by on the file's text).
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from microrelease.core.generalization import generalize
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
 from microrelease.core.profile import ClassStats
+from microrelease.core.staging import staged
 
 
 @dataclass(frozen=True)
@@ -105,19 +105,11 @@ def write_release(
             f"node {list(gt.node)} needs {gt.n_suppressed} suppressed rows for k={gt.k}, over MaxSup={max_sup}"
         )
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # written under a temporary name and renamed only once re-checked: a failed check leaves nothing
-    # under the target name that could pass for a release
-    partial = out.with_name(f".{out.stem}.partial-{os.getpid()}{out.suffix}")
-    gt.released.to_csv(partial, index=False, sep=sep)
-    try:
+    with staged(out) as partial:
+        gt.released.to_csv(partial, index=False, sep=sep)
         back, check, problems = _recheck(dataset, gt, partial, sep, sensitive, models)
         if problems:
             raise VerificationError(f"release {out} failed its re-check: " + "; ".join(problems))
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            partial.unlink()
 
     h = dataset.hierarchies
     report = {

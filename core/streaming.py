@@ -12,8 +12,6 @@ lists the suppressed classes (generalized values and sizes) with their total.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from microrelease.core.engines import Engine, ReleasePlan, Source, output_format
 from microrelease.core.exceptions import InvalidParameterError, VerificationError
 from microrelease.core.generalization import class_sizes, generalize_codes
 from microrelease.core.release import ReleaseReport, node_figures, report_path
+from microrelease.core.staging import staged
 from microrelease.core.summary import TableSummary
 from microrelease.core.validation import check_k
 
@@ -50,13 +49,6 @@ def release_plan(summary: TableSummary, node: Sequence[int], k: int, *, sep: str
     plan = ReleasePlan(qi, tuple(summary.schema.output_columns(list(summary.columns))), tables, suppressed,
                        int(summary.n_rows - sizes[sizes < k].sum()), sep, fmt)
     return plan, labelled.sort_values(["size", *qi], kind="stable").reset_index(drop=True), sizes
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
 
 
 def stream_release(
@@ -89,10 +81,7 @@ def stream_release(
         raise InvalidParameterError(
             f"node {list(node)} needs {n_suppressed} suppressed rows for k={k}, over MaxSup={max_sup}"
         )
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.stem}.partial-{os.getpid()}{out.suffix}")
-    _remove(partial)
-    try:
+    with staged(out) as partial:
         engine.release(summary.source, plan, partial, progress=progress, should_stop=should_stop)
         written = engine.inspect(partial, summary.quasi_identifiers, fmt=fmt, sep=sep)
         problems = []
@@ -107,10 +96,6 @@ def stream_release(
             problems.append(f"columns {list(written.columns)} differ from {list(plan.columns)}")
         if problems:
             raise VerificationError(f"release {out} failed its re-check: " + "; ".join(problems))
-        _remove(out)
-        os.replace(partial, out)
-    finally:
-        _remove(partial)
 
     files = tuple(sorted(out.glob("*.parquet"))) if out.is_dir() else (out,)
     h, qi = summary.hierarchies, summary.quasi_identifiers

@@ -67,3 +67,14 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
     if max_sup > n_rows:
         raise InvalidParameterError(_message("max_sup", f"at most the number of rows ({n_rows})", max_sup))
     return int(max_sup)
+
+
+def check_rng(rng):
+    """A numpy Generator from None (fresh entropy), an int seed, or a Generator (returned as is)."""
+    import numpy as np
+
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise TypeError(_message("rng", "None, an int seed or a numpy Generator", type(rng).__name__))

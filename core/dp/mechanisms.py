@@ -26,6 +26,7 @@ import numbers
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.validation import check_rng
 
 
 def check_epsilon(epsilon) -> float:
@@ -42,14 +43,6 @@ def check_sensitivity(sensitivity) -> float:
     if not (math.isfinite(sensitivity) and sensitivity > 0):
         raise InvalidParameterError(f"The 'sensitivity' parameter must be positive and finite. Got {sensitivity!r}.")
     return float(sensitivity)
-
-
-def check_rng(rng) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, numbers.Integral):
-        return np.random.default_rng(rng)
-    raise TypeError(f"The 'rng' parameter must be None, an int seed or a numpy Generator. Got {type(rng).__name__}.")
 
 
 class Laplace:

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dp.mechanisms import Laplace, Staircase, check_epsilon, check_rng
+from microrelease.core.dp.mechanisms import Laplace, Staircase, check_epsilon
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.microaggregation import numeric_matrix
-from microrelease.core.validation import check_k
+from microrelease.core.microaggregation import consecutive_groups, numeric_matrix
+from microrelease.core.validation import check_k, check_rng
 
 DP_METHODS = {
     "laplace": "Laplace noise on every record (the baseline)",
@@ -82,15 +82,6 @@ def insensitive_order(x_unit: np.ndarray) -> np.ndarray:
     """Records sorted by distance to the lower corner of the unit domain, ties by values in order."""
     distance = np.sqrt((x_unit**2).sum(axis=1))
     return np.lexsort([x_unit[:, j] for j in range(x_unit.shape[1] - 1, -1, -1)] + [distance])
-
-
-def consecutive_groups(order: np.ndarray, k: int) -> np.ndarray:
-    """Group number of every record: k consecutive records of ``order`` per group, the tail joined."""
-    n = len(order)
-    n_groups = max(1, n // k)
-    group = np.empty(n, dtype=np.int64)
-    group[order] = np.minimum(np.arange(n) // k, n_groups - 1)
-    return group
 
 
 @dataclass(frozen=True, eq=False)

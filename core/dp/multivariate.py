@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
-from microrelease.core.dp.mechanisms import GAMMA_PRESETS, check_epsilon, check_rng, check_sensitivity
+from microrelease.core.dp.mechanisms import GAMMA_PRESETS, check_epsilon, check_sensitivity
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.validation import check_rng
 
 NORMS = ("l1", "linf")
 

@@ -19,8 +19,9 @@ import math
 
 import numpy as np
 
-from microrelease.core.dp.mechanisms import check_epsilon, check_rng
+from microrelease.core.dp.mechanisms import check_epsilon
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.validation import check_rng
 
 
 def normal_prior(edges: np.ndarray, centre: float, spread: float) -> np.ndarray:

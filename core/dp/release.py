@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +13,7 @@ from microrelease.core.dp.microdata import DPRelease
 from microrelease.core.exceptions import VerificationError
 from microrelease.core.information_loss import information_loss
 from microrelease.core.release import ReleaseReport, report_path
+from microrelease.core.staging import staged
 
 
 def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path, *, source: str = "<DataFrame>",
@@ -22,9 +22,7 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
     information loss against ``original``). The file is read back: row count, columns, every
     released value finite, every column not released under noise unchanged."""
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(f".{out.stem}.partial-{os.getpid()}{out.suffix}")
-    try:
+    with staged(out) as partial:
         release.released.to_csv(partial, index=False, sep=sep)
         back = pd.read_csv(partial, sep=sep, dtype=str, keep_default_na=False)
         problems = []
@@ -39,10 +37,7 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
                     problems.append(f"column {name!r} changed although it is not released with noise")
         if problems:
             raise VerificationError(f"DP release {out} failed its re-check: " + "; ".join(problems))
-        os.replace(partial, out)
-    finally:
-        if partial.exists():
-            partial.unlink()
+
     report = {
         "parameters": release.to_dict(),
         "information_loss": information_loss(original, release.released, list(release.attributes)).to_dict(),

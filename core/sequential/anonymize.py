@@ -23,6 +23,7 @@ import pandas as pd
 
 from microrelease.core.hierarchies import Hierarchy
 from microrelease.core.sequential.model import SequentialData
+from microrelease.core.validation import check_rng
 
 
 def _level_of_lca(h: Hierarchy, level: int, rep: int, u: int) -> int:
@@ -128,7 +129,7 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
                      relative_time: bool = False, sequences: bool = True, rng=None) -> SequentialRelease:
     """Generalize every group on both parts and build the output tables. ``sequences=False`` leaves
     the sequences as they are (the relational-only baseline the attack is compared with)."""
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = check_rng(rng)
     n = data.n_entities
     names = np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
     times = data.visit_time

@@ -20,6 +20,7 @@ import pandas as pd
 from microrelease.core.dataset import as_text
 from microrelease.core.hierarchies import Hierarchy
 from microrelease.core.sequential.model import SequentialData
+from microrelease.core.validation import check_rng
 
 
 def signatures(entities: pd.DataFrame, events: pd.DataFrame, entity_id: str, qi: Sequence[str], sequence_key: str,
@@ -59,7 +60,7 @@ def _contains(released: list[str], pattern: list[int], anc: list[set[str]]) -> b
 def linkage_attack(data: SequentialData, entities: pd.DataFrame, events: pd.DataFrame, pseudonym: np.ndarray,
                    *, m: int = 2, sample: int | None = 500, rng=0) -> float:
     """Mean success probability of the attack (see the module docstring) over a seeded sample."""
-    generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    generator = check_rng(rng)
     n = data.n_entities
     people = np.arange(n) if sample is None or sample >= n else np.sort(generator.choice(n, sample, replace=False))
     ent = entities.set_index(entity_id := data.entity_id)

@@ -9,8 +9,6 @@ temporary folder that is renamed into place only when the check passes.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
 from microrelease.core.sequential.guarantee import check_release, linkage_attack
 from microrelease.core.sequential.model import SequentialData
+from microrelease.core.staging import staged
 from microrelease.core.validation import check_k
 
 
@@ -41,11 +40,7 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
 def write_sequential(release: SequentialRelease, data: SequentialData, outdir: str | Path, *,
                      attack_m: int = 2, parameters: dict | None = None) -> dict:
     """Write the anonymized tables and the report (see the module docstring); returns the report."""
-    outdir = Path(outdir)
-    partial = outdir.with_name(f".{outdir.name}.partial-{os.getpid()}")
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    try:
+    with staged(Path(outdir), directory=True) as partial:
         release.entities.to_csv(partial / "entities.csv", index=False)
         release.events.to_csv(partial / "events.csv", index=False)
         import pandas as pd
@@ -77,8 +72,4 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
             "output": {"entities": len(ents), "events": len(evs)},
         }
         (partial / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        shutil.rmtree(outdir, ignore_errors=True)
-        os.replace(partial, outdir)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
     return report
