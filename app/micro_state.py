@@ -25,7 +25,9 @@ def sample_table(name: str) -> pd.DataFrame:
     return pd.read_csv(microdata_sample(name).path)
 
 
+@lru_cache(maxsize=128)
 def measure(name: str, method: str, k: int) -> tuple[Microaggregation, dict]:
+    """One release and its figures; shared read-only by sessions (the curves fill this cache too)."""
     s = microdata_sample(name)
     table = sample_table(name)
     result = microaggregate(table, qi=s.qi, confidential=s.confidential, k=k, method=method,
@@ -58,7 +60,7 @@ class MicroExplorer(param.Parameterized):
     @param.depends("sample", "method", "k", watch=True)
     def _update(self) -> None:
         self.result, figures = measure(self.sample, self.method, self.k)
-        self.figures = figures
+        self.figures = dict(figures)  # a copy: the cached dict is shared by sessions
 
     def curves(self) -> pd.DataFrame:
         return curves(self.sample)

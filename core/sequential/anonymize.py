@@ -22,22 +22,25 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.hierarchies import Hierarchy
+from microrelease.core.sequential.cost import node_ncp
 from microrelease.core.sequential.model import SequentialData
 from microrelease.core.validation import check_rng
 
 
-def _level_of_lca(h: Hierarchy, level: int, rep: int, u: int) -> int:
-    while h.codes[level][rep] != h.codes[level][u]:
-        level += 1
-    return level
+class _Tree:
+    """A hierarchy's LCA levels and node NCPs, computed once (the alignment asks for them per cell).
 
+    A node is (level, a ground value under it); the LCA of a node and a ground value u is at the
+    higher of the node's level and the level where the two ground values meet."""
 
-def _ncp(h: Hierarchy, level: int, rep: int) -> float:
-    n = len(h.ground)
-    if n <= 1:
-        return 0.0
-    under = int((h.codes[level] == h.codes[level][rep]).sum())
-    return (under - 1) / (n - 1)
+    def __init__(self, h: Hierarchy):
+        self.h, self.lca, self.tables = h, h.lca_levels(), node_ncp(h)
+
+    def lca_level(self, level: int, rep: int, u: int) -> int:
+        return max(level, int(self.lca[rep, u]))
+
+    def ncp(self, level: int, rep: int) -> float:
+        return float(self.tables[level][self.h.codes[level][rep]])
 
 
 def _align(rows_a: int, rows_b: int, sub, drop_a, drop_b) -> list[tuple[int, int]]:
@@ -70,16 +73,16 @@ class _Visit:
     codes: list[tuple[int, int]]  # (level, representative ground code) per position
 
 
-def _code_cost(h: Hierarchy, node: tuple[int, int], u: int) -> float:
-    return _ncp(h, _level_of_lca(h, node[0], node[1], u), node[1])
+def _code_cost(h: _Tree, node: tuple[int, int], u: int) -> float:
+    return h.ncp(h.lca_level(node[0], node[1], u), node[1])
 
 
-def _code_pairs(h: Hierarchy, nodes: list[tuple[int, int]], codes: list[int]) -> list[tuple[int, int]]:
+def _code_pairs(h: _Tree, nodes: list[tuple[int, int]], codes: list[int]) -> list[tuple[int, int]]:
     return _align(len(nodes), len(codes), lambda i, j: _code_cost(h, nodes[i], codes[j]),
                   lambda i: 1.0, lambda j: 1.0)
 
 
-def _visit_cost(h: Hierarchy, cv: _Visit, t: float, codes: list[int], w_time: float, span: float) -> float:
+def _visit_cost(h: _Tree, cv: _Visit, t: float, codes: list[int], w_time: float, span: float) -> float:
     matched = _code_pairs(h, cv.codes, codes)
     code_cost = sum(_code_cost(h, cv.codes[a], codes[b]) for a, b in matched)
     unmatched = len(cv.codes) + len(codes) - 2 * len(matched)
@@ -87,7 +90,7 @@ def _visit_cost(h: Hierarchy, cv: _Visit, t: float, codes: list[int], w_time: fl
     return code_cost + unmatched + w_time * widen / span
 
 
-def _merge_member(h: Hierarchy, consensus: list[_Visit], theirs, w_time: float, span: float) -> list[_Visit]:
+def _merge_member(h: _Tree, consensus: list[_Visit], theirs, w_time: float, span: float) -> list[_Visit]:
     """Align one member's visits to the consensus; keep only what both have, generalized."""
     pairs = _align(len(consensus), len(theirs),
                    lambda i, j: _visit_cost(h, consensus[i], theirs[j][0], theirs[j][1], w_time, span),
@@ -95,15 +98,16 @@ def _merge_member(h: Hierarchy, consensus: list[_Visit], theirs, w_time: float, 
     merged = []
     for i, j in pairs:
         cv, (t, codes) = consensus[i], theirs[j]
-        kept = [(_level_of_lca(h, cv.codes[a][0], cv.codes[a][1], codes[b]), cv.codes[a][1])
+        kept = [(h.lca_level(cv.codes[a][0], cv.codes[a][1], codes[b]), cv.codes[a][1])
                 for a, b in _code_pairs(h, cv.codes, codes)]
         if kept:
             merged.append(_Visit(min(cv.low, t), max(cv.high, t), kept))
     return merged
 
 
-def group_consensus(data: SequentialData, members: list[int], w_time: float, span: float) -> list[_Visit]:
-    h = data.code_hierarchy
+def group_consensus(data: SequentialData, members: list[int], w_time: float, span: float,
+                    tree: _Tree | None = None) -> list[_Visit]:
+    h = tree or _Tree(data.code_hierarchy)
     consensus = [_Visit(t, t, [(0, c) for c in codes]) for t, codes in data.visits(members[0])]
     for e in members[1:]:
         consensus = _merge_member(h, consensus, data.visits(e), w_time, span)
@@ -140,6 +144,8 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     kept_ncp = []
     rows = []
     h = data.code_hierarchy
+    tree = _Tree(h)
+    qi_trees = [_Tree(hq) for hq in data.hierarchies]
     for g in range(int(groups.max()) + 1):
         members = [int(e) for e in np.flatnonzero(groups == g)]
         for q, (name, hq) in enumerate(zip(data.qi, data.hierarchies, strict=True)):
@@ -147,13 +153,13 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
             level = next(lv for lv in range(hq.height + 1) if len(set(hq.codes[lv][values])) == 1)
             label = hq.labels[level][hq.codes[level][values[0]]]
             ents.loc[members, name] = label
-            rel_ncp[members, q] = _ncp(hq, level, int(values[0]))
+            rel_ncp[members, q] = qi_trees[q].ncp(level, int(values[0]))
         if not sequences:
             for e in members:
                 for rank, (t, codes) in enumerate(data.visits(e), start=1):
                     rows.extend((names[e], f"{names[e]}-V{rank}", f"{t:g}", h.ground[c]) for c in codes)
             continue
-        consensus = group_consensus(data, members, w_time, span)
+        consensus = group_consensus(data, members, w_time, span, tree)
         n_kept = sum(len(v.codes) for v in consensus)
         for e in members:
             n_codes = int(data.code_ptr[data.visit_ptr[e + 1]] - data.code_ptr[data.visit_ptr[e]])
@@ -162,7 +168,7 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
                 when = str(rank) if relative_time else (f"{v.low:g}" if v.low == v.high else f"{v.low:g}-{v.high:g}")
                 for level, rep in v.codes:
                     rows.append((names[e], f"{names[e]}-V{rank}", when, h.labels[level][h.codes[level][rep]]))
-                    kept_ncp.append(_ncp(h, level, rep))
+                    kept_ncp.append(tree.ncp(level, rep))
     ents.insert(0, data.entity_id, names)
     ents = ents.sample(frac=1, random_state=int(generator.integers(2**31))).reset_index(drop=True)  # order says nothing
     events = pd.DataFrame(rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])

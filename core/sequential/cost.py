@@ -25,17 +25,25 @@ import numpy as np
 from microrelease.core.hierarchies import Hierarchy
 
 
+def node_ncp(h: Hierarchy) -> list[np.ndarray]:
+    """Per level, the NCP of each node: (ground values under it − 1) / (ground values − 1)."""
+    n = len(h.ground)
+    return [(np.bincount(codes) - 1) / (n - 1) if n > 1 else np.zeros(len(h.labels[lv]))
+            for lv, codes in enumerate(h.codes)]
+
+
 def ncp_matrix(h: Hierarchy) -> np.ndarray:
-    """NCP of the lowest common ancestor of every pair of ground values (ground × ground)."""
+    """NCP of the lowest common ancestor of every pair of ground values (ground × ground), from
+    :meth:`Hierarchy.lca_levels`."""
     n = len(h.ground)
     if n <= 1:
         return np.zeros((n, n))
+    lca = h.lca_levels()
+    tables = node_ncp(h)
     out = np.ones((n, n))
-    for level in range(h.height, -1, -1):  # lowest level last, so it wins
-        codes = h.codes[level]
-        under = np.bincount(codes)
-        same = codes[:, None] == codes[None, :]
-        out[same] = ((under[codes] - 1) / (n - 1))[np.nonzero(same)[0]]
+    for level, table in enumerate(tables):
+        rows, _ = np.nonzero(lca == level)
+        out[lca == level] = table[h.codes[level][rows]]
     return out
 
 
