@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
+from microrelease.app.cli_output import (
+    Terminated,
+    add_output_options,
+    finish,
+    install_signal_handlers,
+    protected_paths,
+)
 from microrelease.core import (
     POLICIES,
     Dataset,
@@ -23,19 +31,20 @@ from microrelease.core import (
     load_dataset,
     query,
     read_table,
-    write_release,
 )
 from microrelease.core.dataset import file_checksum
 from microrelease.core.dp.microdata import DP_METHODS, PrivacyWarning, dp_release, parse_bounds
 from microrelease.core.dp.release import write_dp_release
 from microrelease.core.engines import ENGINES
+from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.hierarchies import find_hierarchy_file, read_arx
 from microrelease.core.microaggregation import METHODS, microaggregate
 from microrelease.core.microdata_release import write_microaggregation
+from microrelease.core.output import file_target, folder_target
 from microrelease.core.privacy_models import TCloseness, parse_l_diversity, parse_t_closeness
+from microrelease.core.release import NodeRelease
 from microrelease.core.samples import MICRODATA_SAMPLES, SAMPLES, microdata_sample, sample
 from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
-from microrelease.core.streaming import stream_release
 from microrelease.core.summary import TableSummary, summarize
 from microrelease.core.validation import parse_max_sup
 
@@ -73,14 +82,32 @@ def _pairs(items: Sequence[str], option: str) -> dict[str, str]:
     return out
 
 
-def _weights(items: Sequence[str]) -> dict[str, float]:
+def _weights(items: Sequence[str], policy: str | None = None) -> dict[str, float]:
+    """The --weights; refused when ``policy`` (if given) does not use them, rather than ignored."""
     weights = {}
     for name, value in _pairs([part for item in items for part in _split(item)], "--weights").items():
         try:
             weights[name] = float(value)
         except ValueError:
             raise MicroreleaseError(f"--weights: the weight of {name!r} must be a number, got {value!r}") from None
+    if weights and policy is not None and not POLICIES[policy].uses_weights:
+        users = sorted(name for name, p in POLICIES.items() if p.uses_weights)
+        raise MicroreleaseError(f"--weights applies to --policy {' / '.join(users)} only, not --policy {policy}")
     return weights
+
+
+def _separator(text: str) -> str:
+    """argparse type of --sep / --out-sep: one character that can separate CSV fields."""
+    if len(text) != 1 or text in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"must be one character, not a quote or a line break. Got {text!r} instead.")
+    return text
+
+
+def _seed(text: str) -> int:
+    """argparse type of --seed: a non-negative integer (what NumPy's generators accept)."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer. Got {text!r} instead.")
+    return int(text)
 
 
 def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -> None:
@@ -89,7 +116,7 @@ def _add_data_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -
     p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
     p.add_argument("--identifier", default="", help="identifier columns C,D: dropped from every output")
     p.add_argument("--sensitive", default="", help="sensitive column(s)")
-    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected)")
+    p.add_argument("--sep", type=_separator, default=None, help="field separator of DATA (default: detected)")
     if hierarchies:
         p.add_argument("--hierarchy", action="append", default=[], metavar="A=PATH", help="ARX hierarchy file of QI A")
         p.add_argument("--hierarchy-dir", help="folder with *_hierarchy_A.csv or A.csv per QI")
@@ -215,6 +242,7 @@ KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "di
 
 
 def cmd_search(args) -> int:
+    weights = _weights(args.weights, args.policy)  # refused before the rows are read
     with_models = _models(args)
     started = time.perf_counter()
     if with_models:
@@ -229,7 +257,6 @@ def cmd_search(args) -> int:
         dataset = _summarize(args)
         profile = _profile(dataset, args)
     answer = query(profile, args.k, args.max_sup)
-    weights = _weights(args.weights)
     preferred = answer.preferred(args.policy, weights)
     result = {
         "n_rows": dataset.n_rows,
@@ -266,47 +293,56 @@ def cmd_search(args) -> int:
     return 0
 
 
+def _protected(args, data, qi: Sequence[str], hierarchy_dir) -> list[Path]:
+    """Input and hierarchy files of this command: never written, never held by an output folder."""
+    explicit = _pairs(getattr(args, "hierarchy", []), "--hierarchy").values()
+    return protected_paths([data, getattr(args, "data", None)], explicit, hierarchy_dir,
+                           [*qi, *_split(getattr(args, "sensitive", ""))])
+
+
 def cmd_release(args) -> int:
+    path, qi, hierarchy_dir = _resolve_data(args)
+    protected = _protected(args, path, qi, hierarchy_dir)
+    file_target(args.out, protected=protected, force=args.force)  # refused before any work, not after
+    weights = _weights(args.weights, args.policy)
     with_models = _models(args)
     dataset = with_models[0] if with_models else _summarize(args)
+    sensitive, models = (with_models[1], tuple(with_models[2])) if with_models else (None, ())
     max_sup = parse_max_sup(args.max_sup, dataset.n_rows)
-    weights = _weights(args.weights)
     if args.node:
         try:
             node = tuple(int(x) for x in _split(args.node))
         except ValueError:
             raise MicroreleaseError(f"--node expects levels like 0,4,1; got {args.node!r}") from None
-        chosen_by = "node"
+        spec = NodeRelease(dataset, node, args.k, max_sup, sensitive, models)
     else:
         profile = build_model_profile(*with_models) if with_models else _profile(dataset, args)
         answer = query(profile, args.k, max_sup)
         node = answer.preferred(args.policy, weights).vector
-        chosen_by = f"policy {args.policy}"
-    parameters = {"chosen_by": chosen_by, "policy": None if args.node else args.policy, "weights": weights or None}
-    if with_models:
-        _, sf, models = with_models
-        report = write_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
-                               parameters=parameters, sensitive=sf, models=models)
-    else:
-        bar = ProgressBar(f"writing release ({args.engine})", args.quiet)
-        try:
-            report = stream_release(dataset, node, args.k, args.out, max_sup=max_sup, sep=args.out_sep,
-                                    parameters=parameters, progress=bar)
-        finally:
-            bar.close()
-    data = report.data
-    if args.json:
-        print(report.to_json())
-    else:
-        print(f"released {data['output']['rows']} of {data['input']['rows']} rows at node {data['node']['vector']} "
-              f"({data['suppressed']['count']} suppressed) to {args.out}; re-checked: k-anonymous, "
-              f"smallest class {data['verification']['smallest_class']}")
-    return 0
+        spec = NodeRelease(dataset, node, args.k, max_sup, sensitive, models, f"policy {args.policy}",
+                           args.policy, weights)
+    bar = ProgressBar(f"writing release ({getattr(dataset.engine, 'name', 'pandas') if not with_models else 'pandas'})",
+                      args.quiet)
+    try:
+        published = spec.write(args.out, sep=args.out_sep, escape=args.escape_formulas, force=args.force,
+                               protected=protected, progress=bar)
+    finally:
+        bar.close()
+    c = published.data["counts"]
+    why = c["suppressed_by_reason"]
+    return finish(published, args,
+                  f"released {c['released_rows']} of {c['input_rows']} rows at node {list(spec.node)} to {args.out} "
+                  f"({c['suppressed_rows']} suppressed: {why['class_smaller_than_k']} in classes smaller than k, "
+                  f"{why['class_failing_a_privacy_model']} in classes failing a privacy model)")
 
 
 def cmd_check(args) -> int:
+    if args.k < 1:  # every table is "0-anonymous": such a check would always pass
+        raise InvalidParameterError(f"The '--k' option must be at least 1. Got {args.k} instead.")
     path, qi, _ = _resolve_data(args)
     table = read_table(path, sep=args.sep)
+    if len(table) == 0:  # no rows is no evidence of anonymity
+        raise DataError(f"{path} has a header but no rows: nothing to check")
     result = check_k_anonymity(table, qi, args.k, limit=args.limit)
     if args.json:
         print(json.dumps(result.to_dict(args.limit), indent=2))
@@ -331,6 +367,7 @@ def cmd_microaggregate(args) -> int:
         qi, confidential, identifiers = _split(args.qi), _split(args.confidential), _split(args.identifier)
     else:
         raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+    file_target(args.out, protected=[path], force=args.force)  # refused before any work, not after
     table = read_table(path, sep=args.sep)
     k_per_attribute = {name: int(v) if v.strip().lstrip("-").isdigit() else v
                        for name, v in _pairs([p for item in args.k_per_attribute for p in _split(item)],
@@ -345,16 +382,14 @@ def cmd_microaggregate(args) -> int:
                                 progress=bar)
     finally:
         bar.close()
-    report = write_microaggregation(result, args.out, identifiers=identifiers, source=str(path), checksum=checksum,
-                                    sep=args.out_sep).data
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        risk = report["linkage_risk"]["released"]
-        linked = f", linkage {risk['reidentified']:.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
-        print(f"{args.method} with k={args.k}: wrote {report['output']['rows']} rows to {args.out}; "
-              f"SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %{linked}; re-checked")
-    return 0
+    published = write_microaggregation(result, args.out, identifiers=identifiers, source=str(path),
+                                       checksum=checksum, sep=args.out_sep, escape=args.escape_formulas,
+                                       force=args.force)
+    report = published.data
+    risk = report["linkage_risk"]["released"]
+    linked = f", linkage {risk['reidentified']:.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
+    return finish(published, args, f"{args.method} with k={args.k}: wrote {report['output']['rows']} rows to "
+                                   f"{args.out}; SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %{linked}")
 
 
 def cmd_dp(args) -> int:
@@ -369,6 +404,7 @@ def cmd_dp(args) -> int:
         path, attributes, bounds = args.data, _split(args.attrs), parse_bounds(args.bounds or "")
     else:
         raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+    file_target(args.out, protected=[path], force=args.force)  # refused before any work, not after
     table = read_table(path, sep=args.sep)
     identifiers = _split(args.identifier)
     unknown = [c for c in identifiers if c not in table.columns]
@@ -380,14 +416,12 @@ def cmd_dp(args) -> int:
                              method=args.method, k=args.k, rng=args.seed)
     for w in caught:
         print(f"microrelease: warning: {w.message}", file=sys.stderr)
-    report = write_dp_release(release, table, args.out, source=str(path), checksum=file_checksum(path),
-                              sep=args.out_sep, warnings_raised=[str(w.message) for w in caught]).data
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"{args.method} at epsilon={args.epsilon:g}: wrote {report['output']['rows']} rows to {args.out}; "
-              f"SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %")
-    return 0
+    published = write_dp_release(release, table, args.out, source=str(path), checksum=file_checksum(path),
+                                 sep=args.out_sep, warnings_raised=[str(w.message) for w in caught],
+                                 escape=args.escape_formulas, force=args.force)
+    report = published.data
+    return finish(published, args, f"{args.method} at epsilon={args.epsilon:g}: wrote {report['output']['rows']} rows "
+                                   f"to {args.out}; SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %")
 
 
 def cmd_sequential(args) -> int:
@@ -398,9 +432,13 @@ def cmd_sequential(args) -> int:
     qi = _split(args.qi)
     if not qi:
         raise MicroreleaseError("--qi is required: the relational quasi-identifiers")
+    hierarchies = _pairs(args.hierarchy, "--hierarchy")
+    protected = protected_paths([args.entities, args.events], [*hierarchies.values(), args.code_hierarchy],
+                                args.hierarchy_dir, qi)
+    folder_target(args.out, ("entities.csv", "events.csv"), protected=protected, force=args.force)
     data = load_sequential(args.entities, args.events, entity_id=args.entity_id, qi=qi,
                            sequence_key=args.sequence_key, order_by=args.order_by, code=args.code,
-                           code_hierarchy=args.code_hierarchy, hierarchies=_pairs(args.hierarchy, "--hierarchy"),
+                           code_hierarchy=args.code_hierarchy, hierarchies=hierarchies,
                            hierarchy_dir=args.hierarchy_dir, identifiers=_split(args.identifier))
     weights = CostWeights(args.w_relational, args.w_sequence, args.w_time)
     bar = ProgressBar("grouping entities", args.quiet)
@@ -409,15 +447,14 @@ def cmd_sequential(args) -> int:
                                        relative_time=args.relative_time, rng=args.seed, progress=bar)
     finally:
         bar.close()
-    report = write_sequential(release, data, args.out, parameters={"variant": args.variant,
-                                                                   "weights": vars(weights)})
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"wrote {report['output']['entities']} entities and {report['output']['events']} events to {args.out}; "
-              f"every entity shares both parts with >= {report['check']['smallest_shared_set'] - 1} others; "
-              f"attack success {report['attack']['success_rate']:.3f} (1/k = {1 / args.k:.3f})")
-    return 0
+    published = write_sequential(release, data, args.out, parameters={"variant": args.variant,
+                                                                      "weights": vars(weights)},
+                                 force=args.force, protected=protected, escape=args.escape_formulas)
+    report = published.data
+    return finish(published, args, f"wrote {report['output']['entities']} entities and {report['output']['events']} "
+                                   f"events to {args.out}; every entity shares both parts with >= "
+                                   f"{report['check']['smallest_shared_set'] - 1} others; attack success "
+                                   f"{report['attack']['success_rate']:.3f} (1/k = {1 / args.k:.3f})")
 
 
 def cmd_app(args) -> int:
@@ -448,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
     p.add_argument("-o", "--out", required=True,
                    help="output .csv or .parquet; the report goes to OUT.report.json")
-    p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
+    p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
+    add_output_options(p)
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_release)
 
@@ -462,11 +500,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="mdav-id", choices=sorted(METHODS), help="how groups are released")
     p.add_argument("--k-per-attribute", action="append", default=[], metavar="A=5",
                    help="ir-swap: a k of its own for confidential attribute A")
-    p.add_argument("--seed", type=int, default=None, help="seed of the random permutations (swap methods)")
-    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected)")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the random permutations (swap methods)")
+    p.add_argument("--sep", type=_separator, default=None, help="field separator of DATA (default: detected)")
     p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
-    p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
+    p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_output_options(p)
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_microaggregate)
 
@@ -479,10 +518,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="ir-mdav", choices=sorted(DP_METHODS), help="how the noise is applied")
     p.add_argument("--k", type=int, help="cluster size of the microaggregation methods")
     p.add_argument("--identifier", default="", help="identifier columns: dropped from the output")
-    p.add_argument("--seed", type=int, default=None, help="seed of the noise (for reproducible tests only)")
-    p.add_argument("--sep", default=None, help="field separator of DATA (default: detected)")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the noise (for reproducible tests only)")
+    p.add_argument("--sep", type=_separator, default=None, help="field separator of DATA (default: detected)")
     p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
-    p.add_argument("--out-sep", default=",", help="field separator of the output (default ,)")
+    p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
+    add_output_options(p)
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_dp)
 
@@ -504,8 +544,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--w-sequence", type=float, default=0.5, help="weight of the sequence loss in F")
     p.add_argument("--w-time", type=float, default=1.0, help="weight of time differences in the alignment")
     p.add_argument("--relative-time", action="store_true", help="release visit ranks instead of time intervals")
-    p.add_argument("--seed", type=int, default=None, help="seed of the pseudonyms' order")
+    p.add_argument("--seed", type=_seed, default=None, help="seed of the pseudonyms' order")
     p.add_argument("-o", "--out", required=True, help="output folder: entities.csv, events.csv, report.json")
+    add_output_options(p, folder=True)
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_sequential)
@@ -529,11 +570,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = signal.getsignal(signal.SIGTERM)
+    install_signal_handlers()
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        print("microrelease: interrupted; temporary files removed, no release written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("microrelease: terminated; temporary files removed, no release written", file=sys.stderr)
+        return 143
     except (MicroreleaseError, ValueError, TypeError) as exc:
         print(f"microrelease: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a full disk or a folder we may not read: one line naming the path
+        print(f"microrelease: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,12 @@ process so that peak memory is the call's own:
 - the frequency-set time and its extra peak memory (RSS high-water mark minus the RSS before the
   call; for Dask, the client plus both workers),
 - the whole-lattice profile time, and the release time (k = 10 per adult-sized share of rows,
-  MaxSup = 0.5%, the min-relative preferred node, to Parquet, re-checked by the engine),
+  MaxSup = 0.5%, the min-relative preferred node, to Parquet in a random row order, re-checked from the file),
 - in the same run, a bare DuckDB GROUP BY over the same file as the floor, and the ratios.
+With --compare-python (the interpreter of an install of older code, e.g. a venv built from a git
+worktree of the last commit), the DuckDB release is also measured with that code on the same files,
+right after the current one, and old and new seconds, new/old, extra memory and the new release's
+time split (write, re-read group-by, formula-cell count, the rest) are printed side by side.
 Then the worst case: 1M rows of uniformly random QIs (about a million distinct combinations), and
 the adult profile times against the targets (8 QIs <= 0.3 s, 9 QIs <= 0.6 s).
 
@@ -15,6 +19,7 @@ pandas is skipped where its rows would not fit comfortably in this machine's mem
 every cell as a Python object); the skip is printed with its reason.
 
 Run: python benchmarks/scale.py [--rows 1M,10M,50M] [--workdir /tmp/microrelease-bench]
+                               [--compare-python /tmp/venv-before/bin/python]
 """
 
 from __future__ import annotations
@@ -35,8 +40,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 QI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
 PANDAS_MAX_ROWS = 60_000_000
 ADULT_ROWS = 30_162
+RELEASE_LIMIT = 1.5  # the new DuckDB release may take at most this many times the old one
+# the engine calls a release is made of, timed separately (the old code's, then the new code's)
+RELEASE_PHASES = {"release": "write", "inspect": "re-check", "frequency": "re-read group-by",
+                  "formula_cells": "formula count"}
 
 
+def release_function(old: bool):
+    """``release(summary, node, k, target, max_sup) -> report dict``, for the installed code: the
+    old streamed release (``stream_release``, before the random row order) or the current one."""
+    if old:
+        from microrelease.core.streaming import stream_release
+
+        return lambda summary, node, k, target, max_sup: stream_release(summary, node, k, target,
+                                                                        max_sup=max_sup).data
+    from microrelease.core.release import write_release
+
+    return lambda summary, node, k, target, max_sup: write_release(summary, node, k, target, max_sup=max_sup,
+                                                                   force=True).data
+
+
+def time_phases(engine) -> dict[str, float]:
+    """Wrap ``engine``'s release-related methods (those it has) to add up their seconds."""
+    spent: dict[str, float] = {}
+    for method in RELEASE_PHASES:
+        call = getattr(engine, method, None)
+        if call is None:
+            continue
+
+        def timed(*args, _call=call, _method=method, **kwargs):
+            t = time.perf_counter()
+            try:
+                return _call(*args, **kwargs)
+            finally:
+                spent[_method] = spent.get(_method, 0.0) + time.perf_counter() - t
+
+        setattr(engine, method, timed)
+    return spent
 
 
 def child(task: dict) -> dict:
@@ -44,7 +84,6 @@ def child(task: dict) -> dict:
     from microrelease.core import build_profile, query
     from microrelease.core.engines import DaskEngine
     from microrelease.core.samples import sample
-    from microrelease.core.streaming import stream_release
     from microrelease.core.summary import summarize
 
     adult = sample("adult")
@@ -101,9 +140,16 @@ def child(task: dict) -> dict:
         answer = query(profile, k, "0.5%")
         node = answer.preferred().vector
         target = Path(task["workdir"]) / f"release-{engine_name}-{path.stem}.parquet"
+        release = release_function(task.get("old", False))
+        if hasattr(summary.engine, "shuffle_buckets"):
+            out["buckets"] = summary.engine.shuffle_buckets(summary.source)
+        phases = time_phases(summary.engine)
+        base = reset_peak()
         t = time.perf_counter()
-        report = stream_release(summary, node, k, target, max_sup=answer.max_sup).data
+        report = release(summary, node, k, target, answer.max_sup)
         out["release_seconds"] = time.perf_counter() - t
+        out["release_extra_mb"] = rss_mb("VmHWM") - base
+        out["release_phases"] = phases
         out["released_rows"] = report["output"]["rows"]
         out["node"] = list(node)
         out["k_minimal"] = len(answer.k_minimal_indices)
@@ -113,11 +159,54 @@ def child(task: dict) -> dict:
     return out
 
 
-def measure(task: dict) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(task)], capture_output=True, text=True)
+def measure(task: dict, python: str = sys.executable) -> dict:
+    """Run ``child(task)`` in a fresh process of ``python`` (another install's interpreter for --compare-python)."""
+    done = subprocess.run([python, __file__, "--child", json.dumps(task)], capture_output=True, text=True)
     if done.returncode != 0:
         return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compare_release(path: Path, k: int, workdir: Path, old_python: str, repeat: int) -> dict:
+    """The DuckDB release of ``path`` by the old code (``old_python``) and the current one, alternately
+    in fresh processes, ``repeat`` times each; the median run of each (by seconds)."""
+    runs: dict[str, list[dict]] = {"old": [], "new": []}
+    for _ in range(repeat):
+        for which, python in (("old", old_python), ("new", sys.executable)):
+            folder = workdir / f"release-{which}"  # the two codes never write over each other's files
+            folder.mkdir(exist_ok=True)
+            r = measure({"kind": "engine", "engine": "duckdb", "path": str(path), "workdir": str(folder), "k": k,
+                         "old": which == "old"}, python)
+            if "error" in r:
+                raise SystemExit(f"{which} code ({python}) failed on {path}: {r['error']}")
+            runs[which].append(r)
+    return {which: sorted(rs, key=lambda r: r["release_seconds"])[(len(rs) - 1) // 2] for which, rs in runs.items()}
+
+
+def split(r: dict) -> str:
+    """'write 1.2 s, re-read group-by 0.3 s, ..., rest 0.1 s' for one release measurement."""
+    phases = r["release_phases"]
+    parts = [f"{RELEASE_PHASES[m]} {phases[m]:.2f} s" for m in RELEASE_PHASES if m in phases]
+    parts.append(f"rest {r['release_seconds'] - sum(phases.values()):.2f} s")
+    if "buckets" in r:
+        parts[0] += f" ({r['buckets']} bucket{'s' if r['buckets'] > 1 else ''})"
+    return ", ".join(parts)
+
+
+def print_comparison(n: int, both: dict, old_python: str, repeat: int) -> float:
+    old, new = both["old"], both["new"]
+    ratio = new["release_seconds"] / old["release_seconds"]
+    print(f"\nDuckDB release, old code ({old_python}) vs new, same file, fresh processes"
+          f"{f', median of {repeat}' if repeat > 1 else ''}:")
+    print(f"  old {old['release_seconds']:.2f} s ({old['release_extra_mb']:.0f} MB extra), "
+          f"new {new['release_seconds']:.2f} s ({new['release_extra_mb']:.0f} MB extra): new/old {ratio:.2f}x "
+          f"(limit {RELEASE_LIMIT}x: {'met' if ratio <= RELEASE_LIMIT else 'MISSED'})")
+    print(f"  old: {split(old)}")
+    print(f"  new: {split(new)}")
+    if (old["released_rows"], old["node"]) != (new["released_rows"], new["node"]):
+        print(f"  old and new DISAGREE: {old['released_rows']:,} rows at {old['node']} vs "
+              f"{new['released_rows']:,} rows at {new['node']}")
+    return ratio
 
 
 def parse_rows(text: str) -> list[int]:
@@ -149,6 +238,10 @@ def main() -> None:
     parser.add_argument("--rows", default="1M,10M,50M")
     parser.add_argument("--engines", default="duckdb,dask,pandas")
     parser.add_argument("--workdir", default="/tmp/microrelease-bench")
+    parser.add_argument("--compare-python", metavar="PYTHON",
+                        help="interpreter of an install of older code: also time its DuckDB release, side by side")
+    parser.add_argument("--compare-repeat", type=int, default=1, metavar="N",
+                        help="with --compare-python: old and new releases N times each, alternately (median)")
     parser.add_argument("--child")
     args = parser.parse_args()
     if args.child:
@@ -161,6 +254,7 @@ def main() -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     print(f"# microrelease scale benchmark ({os.cpu_count()} cores)")
     adult_profile_times()
+    compared = []
     for n in parse_rows(args.rows):
         path = workdir / f"adult_{n}.parquet"
         if not path.exists():
@@ -194,6 +288,18 @@ def main() -> None:
         same = {(r["released_rows"], tuple(r["node"]), r["k_minimal"], r["distinct"]) for r in results.values()}
         print(f"engines agree on distinct combinations, k-minimal count, preferred node and released rows: "
               f"{'yes' if len(same) == 1 else 'NO: ' + str(same)}")
+        if args.compare_python:
+            both = compare_release(path, k, workdir, args.compare_python, args.compare_repeat)
+            compared.append((n, both, print_comparison(n, both, args.compare_python, args.compare_repeat)))
+
+    if compared:
+        print(f"\n## DuckDB release, old vs new code, in this run (limit: new <= {RELEASE_LIMIT}x old)")
+        print(f"{'rows':>11} {'old s':>7} {'new s':>7} {'new/old':>8} {'old MB':>7} {'new MB':>7}")
+        for n, both, ratio in compared:
+            old, new = both["old"], both["new"]
+            print(f"{n:>11,} {old['release_seconds']:>7.2f} {new['release_seconds']:>7.2f} {ratio:>7.2f}x "
+                  f"{old['release_extra_mb']:>7.0f} {new['release_extra_mb']:>7.0f}"
+                  f"{'' if ratio <= RELEASE_LIMIT else '  over the limit'}")
 
     from microrelease.core.dataset import resolve_hierarchies
     from microrelease.core.roles import Schema

@@ -5,9 +5,9 @@ generalization hierarchies), ``lattice`` (distance vectors), ``frequency`` (the 
 ``generalization`` (generalization with minimal required suppression), ``outliers`` (the outlier
 distance matrix VT), ``profile`` (every node's class-size histogram in one pass), ``search``
 (k-minimal generalizations, Find_vector), ``policies`` (preference policies), ``metrics``
-(accuracy, completeness, ...), ``release`` (write and independently re-check a release). For data
-larger than memory: ``engines`` (pandas, DuckDB, Dask), ``summary`` (the one pass over the rows) and
-``streaming`` (the release written by an engine). Microaggregation (Soria-Comas's thesis):
+(accuracy, completeness, ...), ``release`` (the release of a node). ``output``: the one path by which every release is written
+and re-checked. For data larger than memory: ``engines`` (pandas, DuckDB, Dask) and ``summary``
+(the one pass over the rows). Microaggregation (Soria-Comas's thesis):
 ``microaggregation`` (MDAV, MDAV-ID, MDAV-SWAP, IR-SWAP), ``information_loss`` (SSE/SST),
 ``linkage`` (record-linkage risk), ``microdata_release`` (write and re-check).
 
@@ -43,7 +43,6 @@ from microrelease.core.release import check_k_anonymity, write_release
 from microrelease.core.roles import AttributeRole, Schema
 from microrelease.core.samples import SAMPLES, load_sample
 from microrelease.core.search import Answer, find_vector, k_minimal, query
-from microrelease.core.streaming import stream_release
 from microrelease.core.summary import TableSummary, summarize
 
 try:
@@ -93,7 +92,6 @@ __all__ = [
     "read_arx",
     "read_table",
     "satisfies",
-    "stream_release",
     "summarize",
     "taxonomy",
     "write_arx",

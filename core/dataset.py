@@ -68,11 +68,16 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
 
 
 def file_checksum(path: str | Path) -> str:
-    """SHA-256 of a file's bytes (recorded in release reports)."""
+    """SHA-256 of a file's bytes (recorded in release reports); DataError if it cannot be read."""
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        raise DataError(f"data file not found: {path}") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
     return "sha256:" + digest.hexdigest()
 
 

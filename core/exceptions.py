@@ -52,3 +52,7 @@ class Cancelled(MicroreleaseError):
 
 class EngineError(MicroreleaseError):
     """An engine cannot run: a Dask scheduler that does not answer, an engine not installed, ..."""
+
+
+class OutputError(MicroreleaseError):
+    """An output cannot be written: a path that is not ours, a full disk, a folder we may not write."""

@@ -72,6 +72,12 @@ def numeric_matrix(table: pd.DataFrame, columns: Sequence[str], role: str = "att
             raise DataError(f"{role} {name!r} has {int(values.isna().sum())} missing value(s); "
                             "impute or drop those rows first")
         out[:, j] = values.to_numpy(dtype=np.float64)
+        # 'inf' parses as a number, but makes the standard deviation NaN (reported as "constant")
+        infinite = np.isinf(out[:, j])
+        if infinite.any():
+            example = table[name].to_numpy()[infinite][0]
+            raise DataError(f"{role} {name!r} has {int(infinite.sum())} row(s) with an infinite value, e.g. "
+                            f"{example!r}; only finite numbers can be microaggregated: fix or drop those rows")
     return out
 
 

@@ -1,16 +1,19 @@
-"""Writing a release and checking it independently before reporting success.
+"""The release of one lattice node (Samarati's generalization with minimal required suppression).
 
-A release is the generalized table at one node with minimal required suppression (see
-:mod:`microrelease.core.generalization`), identifier columns dropped, written to CSV, plus a JSON
-report: parameters, node, metrics, the suppressed rows (count and input row numbers), and a
-checksum of the input. Before :func:`write_release` returns, it reads back what it wrote and
-re-checks k-anonymity, the row count and the absence of identifiers with code that shares nothing
-with the generalization path (a plain pandas group-by on the file's text).
+A release is the table generalized to ``node`` with every class removed that is smaller than k or,
+with privacy models on a sensitive attribute, fails one of them; identifier columns are dropped. It
+is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
+DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
+:func:`microrelease.core.output.publish`: written under a temporary name, read back and checked
+(rows, k, MaxSup, levels, every model on every class, no identifier, formula cells), reported, and
+only then put in place. The same function serves the CLI, the dashboard's export and the API.
+
+The report lists the suppressed *classes* (generalized values, size, reason), never input row
+positions: a report beside the release would otherwise tell which input rows were outliers.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,13 +21,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import Dataset, file_checksum, read_table
-from microrelease.core.exceptions import InvalidParameterError, VerificationError
-from microrelease.core.generalization import generalize
+from microrelease.core.dataset import Dataset
+from microrelease.core.engines import COUNT, Engine, PandasEngine, ReleasePlan, Source, output_format
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
+from microrelease.core.output import Check, Published, Verified, file_target, publish, with_formula_check
+from microrelease.core.output.cells import escape_formulas
 from microrelease.core.profile import ClassStats
-from microrelease.core.staging import staged
+from microrelease.core.summary import TableSummary
+from microrelease.core.validation import check_k
 
 
 @dataclass(frozen=True)
@@ -61,119 +68,260 @@ def check_k_anonymity(table: pd.DataFrame, qi: Sequence[str], k: int, *, limit: 
     return KAnonymityCheck(k, len(table), len(sizes), ok, sizes.head(limit))
 
 
-@dataclass(frozen=True)
-class ReleaseReport:
-    """What was released, how, and the proof that it was checked."""
+@dataclass(frozen=True, eq=False)
+class NodeSuppression:
+    """Which classes of a node are released, and why the others are not (one set of counts)."""
 
-    data: dict
+    node: Node
+    k: int
+    sizes: np.ndarray          # every class of the node
+    small: np.ndarray          # class smaller than k (and passing every model)
+    failing: dict[str, np.ndarray]  # model description -> class fails it
+    class_levels: np.ndarray   # level codes of each class (classes × QIs)
 
-    def to_json(self) -> str:
-        return json.dumps(self.data, indent=2, sort_keys=False)
+    @property
+    def suppressed(self) -> np.ndarray:
+        out = self.small.copy()
+        for fails in self.failing.values():
+            out |= fails
+        return out
+
+    def counts(self, n_rows: int) -> dict:
+        any_model = self.suppressed & ~self.small
+        total = int(self.sizes[self.suppressed].sum())
+        return {"input_rows": n_rows, "released_rows": n_rows - total, "suppressed_rows": total,
+                "suppressed_by_reason": {
+                    "class_smaller_than_k": int(self.sizes[self.small].sum()),
+                    "class_failing_a_privacy_model": int(self.sizes[any_model].sum()),
+                    "by_model": {m: int(self.sizes[f].sum()) for m, f in self.failing.items()}}}
 
 
-def node_figures(lattice: Lattice, n_rows: int, node: Node, class_sizes: np.ndarray, k: int) -> dict:
-    """Every registered metric of one node, from the sizes of all its classes (suppressed included)."""
-    stats = ClassStats.from_sizes(class_sizes, k)
-    figures = node_metrics(lattice, n_rows, stats, grid=np.array([node]))
+def node_suppression(data: Dataset | TableSummary, node: Sequence[int], k: int, *, sensitive=None,
+                     models: Sequence = ()) -> NodeSuppression:
+    """The classes of ``node`` and the ones minimal required suppression removes for ``k`` and the
+    privacy ``models`` on ``sensitive`` (a SensitiveFrequency of the same table)."""
+    freq, hierarchies = data.frequency, data.hierarchies
+    sizes, tuple_class = class_sizes(freq, hierarchies, node)
+    first = np.zeros(len(sizes), dtype=np.int64)
+    first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
+    levels = generalize_codes(hierarchies, freq.codes[first], node)
+    failing: dict[str, np.ndarray] = {}
+    if models:
+        counts = class_value_counts(freq.codes, tuple_class, sensitive)
+        for model in models:
+            failing[model.describe()] = ~model.passes(counts, sensitive.table_counts)
+    passing = np.ones(len(sizes), dtype=bool)
+    for fails in failing.values():
+        passing &= ~fails
+    return NodeSuppression(tuple(node), k, sizes, (sizes < k) & passing, failing, levels)
+
+
+def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitive) -> np.ndarray:
+    """Classes × sensitive values: how many rows of each class hold each value."""
+    both = np.vstack([freq_codes, sensitive.codes])
+    _, inverse = np.unique(both, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    position = np.empty(inverse[: len(freq_codes)].max() + 1, dtype=np.int64)
+    position[inverse[: len(freq_codes)]] = np.arange(len(freq_codes))
+    sf_class = tuple_class[position[inverse[len(freq_codes):]]]
+    n, m = int(tuple_class.max()) + 1, len(sensitive.labels)
+    flat = np.bincount(sf_class * m + sensitive.values, weights=sensitive.counts, minlength=n * m)
+    return flat.reshape(n, m)
+
+
+def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) -> dict:
+    """Every registered metric of one node, from the classes its release keeps."""
+    kept = suppression.sizes[~suppression.suppressed]
+    stats = ClassStats(suppression.k, np.array([suppression.sizes[suppression.suppressed].sum()]),
+                       np.array([len(kept)]), np.array([kept.min() if len(kept) else 0]),
+                       np.array([(kept * kept).sum()]))
+    figures = node_metrics(lattice, n_rows, stats, grid=np.array([suppression.node]))
     return {name: v[0].item() for name, v in figures.items()}
 
 
+def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) -> ReleasePlan:
+    tables = []
+    for h, d in zip(data.hierarchies, suppression.node, strict=True):
+        labels = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d]])
+        if escape:
+            labels = escape_formulas(labels.to_frame("l"))["l"]
+        tables.append(pd.DataFrame({"raw": list(h.ground), "label": labels.to_numpy(dtype=object),
+                                    "code": h.codes[d].astype(np.int32)}))
+    dropped = suppression.class_levels[suppression.suppressed]
+    gone = pd.DataFrame(dropped, columns=[f"c{i}" for i in range(dropped.shape[1])]).astype(np.int32)
+    columns = tuple(data.schema.output_columns(list(_columns(data))))
+    return ReleasePlan(data.quasi_identifiers, columns, tuple(tables), gone,
+                       int(suppression.sizes[~suppression.suppressed].sum()), sep, fmt, escape)
+
+
+def _columns(data) -> Sequence[str]:
+    return data.table.columns if isinstance(data, Dataset) else data.columns
+
+
+def _source(data) -> Source:
+    return Source(frame=data.table) if isinstance(data, Dataset) else data.source
+
+
+def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
+    chosen = np.flatnonzero(suppression.suppressed)
+    frame = pd.DataFrame({q: np.asarray(h.labels[d], dtype=object)[suppression.class_levels[chosen, i]]
+                          for i, (q, h, d) in enumerate(zip(data.quasi_identifiers, data.hierarchies,
+                                                                suppression.node, strict=True))})
+    frame["size"] = suppression.sizes[chosen]
+    frame["reason"] = ["; ".join([f"fails {m}" for m, f in suppression.failing.items() if f[c]]
+                                 or [f"smaller than k={suppression.k}"]) for c in chosen]
+    frame = frame.sort_values(["size", *data.quasi_identifiers], kind="stable")
+    return {"classes_total": len(frame), "classes_listed": min(limit, len(frame)),
+            "classes": frame.head(limit).to_dict(orient="records")}
+
+
+@dataclass(frozen=True, eq=False)
+class NodeRelease:
+    """One release decision, described once: the table, the node, k, MaxSup, the privacy models and
+    how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
+    call :meth:`write`, so that they cannot write different releases for the same decision."""
+
+    data: Dataset | TableSummary
+    node: tuple[int, ...]
+    k: int
+    max_sup: int | None = None
+    sensitive: object = None  # SensitiveFrequency when models are given
+    models: tuple = ()
+    chosen_by: str = "node"  # "node", or "policy NAME"
+    policy: str | None = None
+    weights: dict | None = None
+
+    @property
+    def parameters(self) -> dict:
+        return {"chosen_by": self.chosen_by, "policy": self.policy, "weights": self.weights or None}
+
+    def suppression(self) -> NodeSuppression:
+        return node_suppression(self.data, self.node, self.k, sensitive=self.sensitive, models=self.models)
+
+    def write(self, out: str | Path, **options) -> Published:
+        """Write this release to ``out``; ``options`` as for :func:`write_release` (sep, escape, force,
+        protected, engine, progress, should_stop)."""
+        return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup, sensitive=self.sensitive,
+                             models=self.models, parameters=self.parameters, **options)
+
+
 def write_release(
-    dataset: Dataset,
+    data: Dataset | TableSummary,
     node: Sequence[int],
     k: int,
     out: str | Path,
     *,
     max_sup: int | None = None,
-    sep: str = ",",
-    parameters: Mapping[str, object] | None = None,
     sensitive=None,
     models: Sequence = (),
-) -> ReleaseReport:
-    """Write the release at ``node`` to ``out`` and its report to ``<out stem>.report.json``.
+    sep: str = ",",
+    parameters: Mapping[str, object] | None = None,
+    engine: Engine | None = None,
+    escape: bool = False,
+    force: bool = False,
+    protected: Sequence[str | Path] = (),
+    list_classes: int = 1000,
+    progress=None,
+    should_stop=None,
+) -> Published:
+    """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
+    (``<stem>.report.json``); see the module docstring.
 
-    With privacy ``models`` (l-diversity, t-closeness) on ``sensitive`` (a SensitiveFrequency), the
-    classes failing a model are suppressed too, and the read-back check re-evaluates every model on
-    every class of the written file.
-
+    ``models`` (l-diversity, t-closeness) on ``sensitive`` (a SensitiveFrequency) need a Dataset.
     If ``max_sup`` is given and the node needs more suppression, nothing is written and
-    InvalidParameterError says by how much. Raises VerificationError if the read-back check fails.
+    InvalidParameterError says by how much. ``escape``: write formula cells with a leading ``'``.
+    ``force`` replaces a previous release of this tool at ``out``; nothing else is ever overwritten.
+    ``protected``: paths that must not be written (hierarchy files); the input is always protected.
     """
-    gt = generalize(dataset, node, k, sensitive=sensitive, models=models)
-    if max_sup is not None and gt.n_suppressed > max_sup:
-        raise InvalidParameterError(
-            f"node {list(gt.node)} needs {gt.n_suppressed} suppressed rows for k={gt.k}, over MaxSup={max_sup}"
-        )
-    out = Path(out)
-    with staged(out) as partial:
-        gt.released.to_csv(partial, index=False, sep=sep)
-        back, check, problems = _recheck(dataset, gt, partial, sep, sensitive, models)
-        if problems:
-            raise VerificationError(f"release {out} failed its re-check: " + "; ".join(problems))
+    node = data.lattice.check_node(node)
+    k = check_k(k, data.n_rows)
+    if models and not isinstance(data, Dataset):
+        raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
+    source = _source(data)
+    target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
+    suppression = node_suppression(data, node, k, sensitive=sensitive, models=models)
+    counts = suppression.counts(data.n_rows)
+    if max_sup is not None and counts["suppressed_rows"] > max_sup:
+        raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
+                                    f"k={k}, over MaxSup={max_sup}")
+    fmt = output_format(target.path)
+    plan = _plan(data, suppression, sep, fmt, escape)
+    engine = engine or (PandasEngine() if isinstance(data, Dataset) else data.engine)
+    name = target.names[0]
 
-    h = dataset.hierarchies
-    report = {
-        "parameters": {
-            "k": gt.k,
-            "max_sup": max_sup,
-            "qi": list(dataset.quasi_identifiers),
-            "identifiers_dropped": list(dataset.schema.identifiers),
-            "sensitive": list(dataset.schema.sensitive),
-            "privacy_models": [m.describe() for m in models],
-            **dict(parameters or {}),
-        },
-        "node": {
-            "vector": list(gt.node),
-            "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(dataset.quasi_identifiers, gt.node, strict=True))},
-        },
-        "metrics": node_figures(dataset.lattice, dataset.n_rows, gt.node, gt.class_sizes, gt.k),
-        "input": {"source": dataset.source, "rows": dataset.n_rows, "checksum": dataset.checksum,
-                  "missing_qi_values": dict(dataset.missing_counts),
-                  "blank_lines_skipped": dataset.blank_lines_skipped},
-        "output": {"path": str(out), "rows": len(back), "columns": list(back.columns), "checksum": file_checksum(out)},
-        "suppressed": {"count": gt.n_suppressed, "rows": gt.suppressed_rows.tolist(),
-                       "row_numbering": "0-based position of the data row in the input (header excluded)"},
-        "verification": {"k_anonymous": True, "classes": check.n_classes,
-                         "smallest_class": int(check.smallest_classes["size"].iloc[0]) if check.n_classes else 0,
-                         "rows_read_back": len(back), "identifiers_absent": True},
+    def write(paths):
+        engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
+
+    def verify(paths):
+        return verify_generalization(engine, paths[name], data, plan, suppression, k, max_sup, sensitive, models)
+
+    h, qi = data.hierarchies, data.quasi_identifiers
+    body = {
+        "kind": "generalization",
+        "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
+                       "identifiers_dropped": list(data.schema.identifiers),
+                       "sensitive": [sensitive.attribute] if models else list(data.schema.sensitive),
+                       "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
+        "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))}},
+        "counts": counts,
+        "metrics": node_figures(data.lattice, data.n_rows, suppression),
+        "input": {"name": _input_name(data), "rows": data.n_rows, "checksum": data.checksum,
+                  "missing_qi_values": dict(data.missing_counts),
+                  "blank_lines_skipped": getattr(data, "blank_lines_skipped", 0), "engine": engine.name},
+        "output": {"format": fmt, "rows": counts["released_rows"], "columns": list(plan.columns),
+                   "row_order": "random (drawn from OS entropy)"},
+        "suppressed": _suppressed_classes(data, suppression, list_classes),
     }
-    result = ReleaseReport(report)
-    report_path(out).write_text(result.to_json() + "\n", encoding="utf-8")
-    return result
+    published = publish(target, write, verify, body, should_stop=should_stop)
+    return published
 
 
-def _recheck(dataset: Dataset, gt, path: Path, sep: str, sensitive, models):
-    """Independent re-check of what is on disk: (table read back, k check, problems found)."""
-    back = read_table(path, sep=sep)
-    check = check_k_anonymity(back, dataset.quasi_identifiers, gt.k)
-    expected_rows = dataset.n_rows - gt.n_suppressed
-    problems = []
-    if not check.is_k_anonymous:
-        problems.append(f"smallest class has {int(check.smallest_classes['size'].iloc[0])} rows < k={gt.k}")
-    if len(back) != expected_rows:
-        problems.append(f"{len(back)} rows read back, expected {expected_rows}")
-    if models and len(back):
-        problems += _model_problems(back, dataset.quasi_identifiers, sensitive, models)
-    leaked = [c for c in dataset.schema.identifiers if c in back.columns]
-    if leaked:
-        problems.append(f"identifier column(s) {leaked} present")
-    return back, check, problems
+def _input_paths(data) -> list[Path]:
+    if isinstance(data, Dataset):
+        return [Path(data.source)] if data.source and data.source != "<DataFrame>" else []
+    return list(data.source.paths)
 
 
-def _model_problems(back: pd.DataFrame, qi: Sequence[str], sensitive, models) -> list[str]:
-    """Every class of the written file, re-grouped from its text, must pass every model."""
-    values = back[sensitive.attribute].astype(str)
-    table = pd.crosstab([back[q].astype(str) for q in qi], values).reindex(columns=list(sensitive.labels), fill_value=0)
-    counts = table.to_numpy(dtype=float)
-    problems = []
-    for model in models:
-        failing = int((~model.passes(counts, sensitive.table_counts)).sum())
-        if failing:
-            problems.append(f"{failing} released class(es) fail {model.describe()}")
-    return problems
+def _input_name(data) -> str:
+    """The input's file name (never a full path: a report may travel with the release)."""
+    paths = _input_paths(data)
+    if not paths:
+        return "<DataFrame>"
+    return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
 
 
-def report_path(out: str | Path) -> Path:
-    """``OUT.csv`` -> ``OUT.report.json``."""
-    out = Path(out)
-    return out.with_name(out.stem + ".report.json")
+def verify_generalization(engine, path: Path, data, plan: ReleasePlan, suppression: NodeSuppression, k: int,
+                          max_sup, sensitive, models) -> Verified:
+    """Every claim of a generalization release, checked on the written file by re-reading it."""
+    written = Source((path,), plan.format, plan.sep)
+    columns = written.columns()
+    extra = [sensitive.attribute] if models else []
+    classes = engine.frequency(written, [*plan.qi, *extra]).to_pandas()
+    by_class = classes.groupby(list(plan.qi), sort=False)[COUNT].sum()
+    rows = int(classes[COUNT].sum())
+    smallest = int(by_class.min()) if len(by_class) else 0
+    n = data.n_rows
+    checks = [
+        Check("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected"),
+        Check(f"{k}-anonymity", smallest >= k or rows == 0,
+              f"{len(by_class)} classes, smallest {smallest}"),
+        Check("columns", list(columns) == list(plan.columns), f"{len(columns)} columns, identifiers dropped"),
+        Check("identifiers absent", not set(columns) & set(data.schema.identifiers),
+              f"none of {list(data.schema.identifiers)}"),
+    ]
+    if max_sup is not None:
+        checks.append(Check("MaxSup", n - rows <= max_sup, f"{n - rows} of {n} rows suppressed, MaxSup {max_sup}"))
+    for i, q in enumerate(plan.qi):
+        allowed = set(plan.level_tables[i]["label"])
+        strangers = sorted(set(classes[q]) - allowed)[:3]
+        checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
+                            if not strangers else f"values {strangers} are not labels of the node's level"))
+    if models and rows:
+        table = classes.pivot_table(index=list(plan.qi), columns=sensitive.attribute, values=COUNT,
+                                    aggfunc="sum", fill_value=0)
+        counts = table.reindex(columns=list(sensitive.labels), fill_value=0).to_numpy(dtype=float)
+        for model in models:
+            failing = int((~model.passes(counts, sensitive.table_counts)).sum())
+            checks.append(Check(model.describe(), failing == 0,
+                                f"all {len(counts)} classes pass" if not failing else f"{failing} classes fail"))
+    return with_formula_check(checks, engine.formula_cells(written, columns), plan.escape)

@@ -1,50 +1,55 @@
-"""Writing a DP release with its report, re-read and checked before it is put in place."""
+"""Writing a DP release with its report, through the one release path (re-read, checked, report last).
+
+Rows are written in a random order drawn from OS entropy. The written file is checked: row count,
+columns, every released value a finite number, the columns not released under noise holding the
+input's rows (compared as multisets of rows: the file's order is random).
+"""
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import file_checksum, frame_checksum
+from microrelease.core.dataset import frame_checksum
 from microrelease.core.dp.microdata import DPRelease
-from microrelease.core.exceptions import VerificationError
 from microrelease.core.information_loss import information_loss
-from microrelease.core.release import ReleaseReport, report_path
-from microrelease.core.staging import staged
+from microrelease.core.output import Check, Published
+from microrelease.core.output.table import input_name, publish_table, same_rows
+
+
+def _checks(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame) -> list[Check]:
+    checks = [Check("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
+              Check("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns")]
+    if not all(c.passed for c in checks):
+        return checks
+    for name in back.columns:
+        if name in release.attributes:
+            finite = bool(np.isfinite(pd.to_numeric(back[name], errors="coerce")).all())
+            checks.append(Check(f"{name} released with noise", finite, "every value a finite number"))
+    kept = [c for c in back.columns if c not in release.attributes]
+    checks.append(Check("other columns unchanged", same_rows(back, original, kept),
+                        f"{len(kept)} columns hold the input's rows (in another order)"))
+    return checks
 
 
 def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path, *, source: str = "<DataFrame>",
-                     checksum: str | None = None, sep: str = ",", warnings_raised=()) -> ReleaseReport:
+                     checksum: str | None = None, sep: str = ",", warnings_raised=(), escape: bool = False,
+                     force: bool = False, protected: Sequence[str | Path] = ()) -> Published:
     """Write ``release.released`` to ``out`` and ``<stem>.report.json`` (ε spent, per-attribute noise,
-    information loss against ``original``). The file is read back: row count, columns, every
-    released value finite, every column not released under noise unchanged."""
-    out = Path(out)
-    with staged(out) as partial:
-        release.released.to_csv(partial, index=False, sep=sep)
-        back = pd.read_csv(partial, sep=sep, dtype=str, keep_default_na=False)
-        problems = []
-        if len(back) != len(original) or list(back.columns) != list(release.released.columns):
-            problems.append(f"{len(back)} rows / columns {list(back.columns)} read back")
-        else:
-            for name in back.columns:
-                if name in release.attributes:
-                    if not np.isfinite(pd.to_numeric(back[name], errors="coerce")).all():
-                        problems.append(f"column {name!r} holds values that are not finite numbers")
-                elif not (back[name].to_numpy() == release.released[name].astype(str).to_numpy()).all():
-                    problems.append(f"column {name!r} changed although it is not released with noise")
-        if problems:
-            raise VerificationError(f"DP release {out} failed its re-check: " + "; ".join(problems))
-
-    report = {
+    information loss against ``original``); see the module docstring."""
+    body = {
+        "kind": "differential privacy",
         "parameters": release.to_dict(),
+        "counts": {"input_rows": len(original), "released_rows": len(release.released), "suppressed_rows": 0},
         "information_loss": information_loss(original, release.released, list(release.attributes)).to_dict(),
         "warnings": list(warnings_raised),
-        "input": {"source": source, "rows": len(original), "checksum": checksum or frame_checksum(original)},
-        "output": {"path": str(out), "rows": len(back), "columns": list(back.columns), "checksum": file_checksum(out)},
+        "input": {"name": input_name(source), "rows": len(original),
+                  "checksum": checksum or frame_checksum(original)},
+        "output": {"format": "csv", "rows": len(release.released), "columns": list(release.released.columns),
+                   "row_order": "random (drawn from OS entropy)"},
     }
-    result = ReleaseReport(report)
-    report_path(out).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return result
+    return publish_table(release.released, out, lambda back, written: _checks(release, back, written, original), body,
+                         sep=sep, escape=escape, force=force, source=source, protected=protected)

@@ -8,7 +8,7 @@ in files larger than memory, or on a cluster, and the lattice work stays the sam
 
 from __future__ import annotations
 
-from microrelease.core.engines.base import COUNT, Engine, ReleasePlan, Written, apply_plan, output_format
+from microrelease.core.engines.base import COUNT, Engine, ReleasePlan, apply_plan, output_format
 from microrelease.core.engines.dask_engine import DaskEngine
 from microrelease.core.engines.duckdb_engine import DuckDBEngine
 from microrelease.core.engines.pandas_engine import PandasEngine
@@ -28,4 +28,4 @@ def make_engine(engine: str | Engine, **options) -> Engine:
 
 
 __all__ = ["COUNT", "ENGINES", "DaskEngine", "DuckDBEngine", "Engine", "PandasEngine", "ReleasePlan", "Source",
-           "Written", "apply_plan", "make_engine", "output_format"]
+           "apply_plan", "make_engine", "output_format"]

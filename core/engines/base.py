@@ -5,7 +5,10 @@ An engine does exactly three things with the rows, wherever they live:
 - ``frequency``: one pass computing the frequency set (Samarati §4.1) of the QIs' text values;
 - ``release``: generalize every row through per-QI level tables, drop the rows of suppressed
   classes, drop identifiers, and stream the result to one output (CSV or Parquet);
-- ``inspect``: re-read an output and count its rows and its equivalence classes (for the re-check).
+- ``formula_cells``: count the cells of an output that a spreadsheet would run as formulas.
+
+Every release is written in a random row order drawn from OS entropy (see
+:mod:`microrelease.core.output.cells`); the re-check re-reads the written file with ``frequency``.
 
 All lattice work happens on the frequency set in :mod:`microrelease.core.profile`; engines never
 see the lattice. The text of a value is the same in every engine (:func:`as_text`), so pandas,
@@ -26,6 +29,7 @@ import pyarrow as pa
 from microrelease.core.dataset import as_text
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
+from microrelease.core.output.cells import escape_formulas
 
 COUNT = "__count"  # the frequency column; a name no table column is expected to use
 OUTPUT_FORMATS = ("csv", "parquet")
@@ -54,19 +58,10 @@ class ReleasePlan:
     expected_rows: int
     sep: str = ","
     format: str = "csv"
+    escape: bool = False  # write formula cells of non-QI columns with a leading ' (QI labels come escaped)
 
     def code_columns(self) -> list[str]:
         return [f"c{i}" for i in range(len(self.qi))]
-
-
-@dataclass(frozen=True)
-class Written:
-    """What an output holds, counted by the engine that reads it back."""
-
-    rows: int
-    classes: int
-    smallest: int
-    columns: tuple[str, ...]
 
 
 class Engine(Protocol):
@@ -81,11 +76,11 @@ class Engine(Protocol):
 
     def release(self, source: Source, plan: ReleasePlan, out: Path, *, progress: Progress | None = None,
                 should_stop: ShouldStop | None = None) -> None:
-        """Write the generalized, suppressed rows to ``out`` in ``plan.format``."""
+        """Write the generalized, suppressed rows to ``out`` in ``plan.format``, in a random order."""
         ...
 
-    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
-        """Rows, classes over ``qi`` and the smallest class size of an output written by ``release``."""
+    def formula_cells(self, source: Source, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Per column with any: (cells a spreadsheet would run as formulas, cells escaped with ')."""
         ...
 
 
@@ -104,7 +99,8 @@ def partial_frequency(frame: pd.DataFrame, qi: Sequence[str]) -> pd.DataFrame:
 
 
 def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
-    """Release one in-memory frame (or partition) by ``plan``; rows keep their order.
+    """Release one in-memory frame (or partition) by ``plan``; rows keep their order (the engines
+    shuffle the whole release).
 
     Each QI column is factorized, so only its distinct values are turned into text and looked up;
     rows are filtered before the labels are built, and labels are taken by Arrow.
@@ -114,7 +110,7 @@ def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
     levels = []
     for name, table in zip(plan.qi, plan.level_tables, strict=True):
         row_value, uniques = pd.factorize(frame[name], use_na_sentinel=False)
-        text = as_text(pd.Series(uniques, dtype=object))
+        text = as_text(pd.Series(uniques))  # a float column keeps its dtype: 39.0 -> '39', as in DuckDB
         position = pd.Index(table["raw"]).get_indexer(text)
         if (position < 0).any():
             absent = sorted(set(text[position < 0]))[:10]
@@ -147,9 +143,29 @@ def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
             columns[column] = pd.Categorical.from_codes(levels[i][keep], categories=level_labels)
         else:
             columns[column] = frame[column].to_numpy()[keep] if frame[column].dtype == object else frame[column][keep].array
-    return pd.DataFrame(columns, index=kept)
+    released = pd.DataFrame(columns, index=kept)
+    if plan.escape:
+        others = [c for c in plan.columns if c not in plan.qi]
+        released[others] = escape_formulas(released[others])
+    return released
 
 
-def written_from_sizes(sizes: np.ndarray, columns: Sequence[str]) -> Written:
-    sizes = np.asarray(sizes, dtype=np.int64)
-    return Written(int(sizes.sum()), len(sizes), int(sizes.min()) if len(sizes) else 0, tuple(columns))
+def concatenate(parts: Sequence[Path], out: Path, fmt: str) -> None:
+    """Write ``parts`` one after another as one file: CSV bytes (the first part alone has the header),
+    or Parquet row groups (copied, not parsed)."""
+    if fmt == "csv":
+        import shutil
+
+        with open(out, "wb") as sink:
+            for part in parts:
+                with open(part, "rb") as piece:
+                    shutil.copyfileobj(piece, sink, 1 << 20)
+        return
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(parts[0])
+    with pq.ParquetWriter(out, schema) as writer:
+        for part in parts:
+            file = pq.ParquetFile(part)
+            for i in range(file.num_row_groups):
+                writer.write_table(file.read_row_group(i).cast(schema))

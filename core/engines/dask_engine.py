@@ -4,8 +4,8 @@ Give the address of a running scheduler (``tcp://host:8786``) or a ``dask.distri
 with neither, a local cluster is started for the call (useful to try, slower than DuckDB on one
 machine). The workers must see the input and output paths (a shared file system). The group-by
 uses ``split_out=1``: its result, the frequency set, is small, so no shuffle is needed.
-A Parquet release is written as a folder of part files (one per partition); a CSV release as one
-file.
+A release is one file (CSV or Parquet) whose rows are in a random order: each row is sent to a
+random partition, each partition is shuffled, and the partitions are written one after another.
 """
 
 from __future__ import annotations
@@ -15,19 +15,14 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.engines.base import (
-    COUNT,
-    ReleasePlan,
-    Written,
-    apply_plan,
-    partial_frequency,
-    written_from_sizes,
-)
+from microrelease.core.engines.base import COUNT, ReleasePlan, apply_plan, concatenate, partial_frequency
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError
+from microrelease.core.output.cells import formula_cells, shuffled
 
 
 def _dask():
@@ -141,17 +136,51 @@ class DaskEngine:
         frame = self._read(source)
         meta = apply_plan(frame._meta, plan)
         released = frame.map_partitions(apply_plan, plan, meta=meta)
+        # A random partition per row, then a random order inside each: a uniformly random order.
+        keyed = released.map_partitions(_with_random_key, meta=meta.assign(**{RANDOM_KEY: np.int64(0)}))
+        mixed = keyed.shuffle(RANDOM_KEY, npartitions=max(1, released.npartitions))
+        mixed = mixed.map_partitions(_shuffled_without_key, meta=meta)
         if plan.format == "parquet":
-            task = released.to_parquet(str(out), write_index=False, compute=False)
+            parts = out.with_name(out.name + ".parts")  # ours, removed below in every case
+            task = mixed.to_parquet(str(parts), write_index=False, compute=False)
         else:
-            task = released.to_csv(str(out), single_file=True, index=False, sep=plan.sep, compute=False)
-        with self._client() as client:
-            (future,) = client.compute([task])
-            self._wait(client, future, progress, should_stop, f"releasing {source.description}")
+            parts = None
+            task = mixed.to_csv(str(out), single_file=True, index=False, sep=plan.sep, compute=False)
+        try:
+            with self._client() as client:
+                (future,) = client.compute([task])
+                self._wait(client, future, progress, should_stop, f"releasing {source.description}")
+            if parts is not None:
+                concatenate(sorted(parts.glob("*.parquet")), out, "parquet")
+        finally:
+            if parts is not None and parts.is_dir():
+                for p in parts.iterdir():
+                    p.unlink()
+                parts.rmdir()
 
-    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
-        files = sorted(Path(out).glob("*.parquet")) if Path(out).is_dir() else [Path(out)]
-        back = Source(tuple(files), fmt, sep)
-        columns = back.columns()
-        freq = self.frequency(back, qi)
-        return written_from_sizes(freq.column(COUNT).to_numpy(), columns)
+    def formula_cells(self, source: Source, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        frame = self._read(source, columns)
+        meta = pd.DataFrame({"column": pd.Series(dtype=object), "unescaped": pd.Series(dtype="int64"),
+                             "escaped": pd.Series(dtype="int64")})
+        counted = frame.map_partitions(_formula_counts, meta=meta).groupby("column").sum()
+        with self._client() as client:
+            (future,) = client.compute([counted])
+            result = self._wait(client, future, None, None, f"reading {source.description}")
+        return {str(c): (int(r.unescaped), int(r.escaped)) for c, r in result.iterrows() if r.unescaped or r.escaped}
+
+
+RANDOM_KEY = "__random"
+
+
+def _with_random_key(part: pd.DataFrame) -> pd.DataFrame:
+    return part.assign(**{RANDOM_KEY: np.random.default_rng().integers(0, 2**62, len(part))})
+
+
+def _shuffled_without_key(part: pd.DataFrame) -> pd.DataFrame:
+    return shuffled(part.drop(columns=[RANDOM_KEY]))
+
+
+def _formula_counts(part: pd.DataFrame) -> pd.DataFrame:
+    found = formula_cells(part)
+    return pd.DataFrame({"column": list(found), "unescaped": [u for u, _ in found.values()],
+                         "escaped": [e for _, e in found.values()]}).astype({"unescaped": "int64", "escaped": "int64"})

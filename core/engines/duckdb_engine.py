@@ -8,6 +8,7 @@ cancel interrupts the running query.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import threading
@@ -16,9 +17,10 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from microrelease.core.engines.base import COUNT, ReleasePlan, Written
+from microrelease.core.engines.base import COUNT, ReleasePlan, concatenate
 from microrelease.core.engines.source import Source
-from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError
+from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError, OutputError
+from microrelease.core.output.cells import FORMULA, NUMBER
 
 _FLOATS = ("FLOAT", "DOUBLE", "REAL")
 
@@ -53,6 +55,28 @@ def _text(column: str, kind: str, alias: str = "") -> str:
     return f"COALESCE(CAST({c} AS VARCHAR), '')"
 
 
+def _csv_error(text: str) -> str | None:
+    """One sentence naming the file, line and cause of a DuckDB CSV error, or None if ``text`` is
+    not one (DuckDB's text runs over many lines: the line itself, fixes, every reader setting)."""
+    where = re.search(r"CSV Error on Line: (\d+)", text)
+    if where is None:
+        return None
+    file = re.search(r"^\s*file = (.+)$", text, re.M)
+    original = re.search(r"^Original Line: (.*)$", text, re.M)
+    long = re.search(r"Maximum line size of (\d+) bytes exceeded\. Actual Size: ?(\d+)", text)
+    fields = re.search(r"Expected Number of Columns: (\d+) Found: (\d+)", text)
+    if long:
+        cause = f"is longer than the CSV reader's limit of {long[1]} bytes ({long[2]} bytes)"
+    elif fields and original and not original[1].strip():
+        cause = f"is blank but for spaces, where the header has {fields[1]} fields"
+    elif fields:
+        cause = f"has {fields[2]} field(s) where the header has {fields[1]}"
+    else:  # DuckDB states the cause last, before its "Possible fixes"
+        said = [ln.strip() for ln in text.split("\nPossible", 1)[0].splitlines() if ln.strip()]
+        cause = f"cannot be read: {said[-1]}"
+    return f"{file[1].strip() if file else 'a CSV file'}: line {where[1]} {cause}"
+
+
 class DuckDBEngine:
     """``memory_limit`` like '64MB' or '4GB' (default: DuckDB's, 80% of RAM); ``spill_dir`` for
     what does not fit (default: a temporary folder, removed afterwards); ``threads`` (default: all)."""
@@ -68,6 +92,8 @@ class DuckDBEngine:
         # limit; a sixteenth of the limit (at least 4 MB: lines up to 2 MB must fit) leaves room.
         limit = _bytes(memory_limit) if memory_limit else None
         self.csv_buffer = None if limit is None else int(min(32 << 20, max(4 << 20, limit // 16)))
+        # Parquet keeps a row group per thread in memory while writing: small ones under a small limit
+        self.staging_rows = 122_880 if limit is None else int(min(122_880, max(2_048, limit // 4096)))
 
     def _connect(self, spill: str):
         try:
@@ -89,7 +115,7 @@ class DuckDBEngine:
                     "SET preserve_insertion_order = false")
         return con
 
-    def _run(self, work_on, source: Source | None, progress=None, should_stop=None, tables=()):
+    def _run(self, work_on, source: Source | None, progress=None, should_stop=None, tables=(), writing=None):
         """Call ``work_on(connection)`` on a fresh connection in a thread, reporting the running
         query's progress and interrupting it when ``should_stop()`` says so."""
         import duckdb
@@ -99,32 +125,46 @@ class DuckDBEngine:
             for name, frame in tables:
                 con.register(name, frame)
             result: dict = {}
+            halt = threading.Event()
 
             def work():
                 try:
-                    result["value"] = work_on(con)
+                    result["value"] = work_on(_Halting(con, halt))
                 except Exception as exc:  # re-raised in the caller's thread
                     result["error"] = exc
+                finally:
+                    done.set()
 
-            thread = threading.Thread(target=work, daemon=True)
-            thread.start()
+            # An Event, not Thread.join: a join interrupted by a signal may not wait again.
+            done = threading.Event()
+            threading.Thread(target=work, daemon=True).start()
             cancelled = False
-            while thread.is_alive():
-                thread.join(0.1)
-                if should_stop is not None and not cancelled and should_stop():
+            try:
+                while not done.wait(0.1):
+                    if should_stop is not None and not cancelled and should_stop():
+                        halt.set()
+                        con.interrupt()
+                        cancelled = True
+                    if progress is not None and not done.is_set():
+                        finished = con.query_progress()
+                        if finished >= 0:
+                            progress(min(finished, 100.0) / 100.0)
+            except BaseException:  # Ctrl-C or SIGTERM: stop the work before its spill folder goes
+                halt.set()
+                while not done.is_set():
                     con.interrupt()
-                    cancelled = True
-                if progress is not None and thread.is_alive():
-                    done = con.query_progress()
-                    if done >= 0:
-                        progress(min(done, 100.0) / 100.0)
-            con.close()
+                    done.wait(0.1)
+                raise
+            finally:
+                con.close()
         error = result.get("error")
         if cancelled:
             raise Cancelled("the DuckDB query was cancelled")
+        if isinstance(error, duckdb.IOException) and writing is not None:
+            raise OutputError(f"cannot write {writing}: {str(error).splitlines()[0]}") from None
         if isinstance(error, duckdb.Error):
             where = f" reading {source.description}" if source is not None else ""
-            raise DataError(f"DuckDB failed{where}: {str(error).splitlines()[0]}") from None
+            raise DataError(_csv_error(str(error)) or f"DuckDB failed{where}: {str(error).splitlines()[0]}") from None
         if error is not None:
             raise error
         if progress is not None:
@@ -137,11 +177,13 @@ class DuckDBEngine:
         if source.format == "parquet":
             return f"read_parquet({files}, union_by_name = true)"
         # The header read by Python fixes the columns: no sniffing, so a ragged row is an error
-        # naming its line instead of a different guess of the layout.
+        # naming its line instead of a different guess of the layout. No union_by_name: it makes
+        # DuckDB sniff each file, and a sniffing error names no line (CSV partitions share one
+        # header, in order: Source.columns checks it).
         columns = "{" + ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in source.columns()) + "}"
         buffer = f", buffer_size = {self.csv_buffer}" if self.csv_buffer else ""
         return (f"read_csv({files}, header = true, auto_detect = false, columns = {columns}, "
-                f"delim = {_literal(source.sep)}, quote = '\"', escape = '\"', union_by_name = true, "
+                f"delim = {_literal(source.sep)}, quote = '\"', escape = '\"', "
                 f"strict_mode = true{buffer})")
 
     @staticmethod
@@ -167,7 +209,6 @@ class DuckDBEngine:
                   for i, table in enumerate(plan.level_tables)]
         if len(plan.suppressed):
             tables.append(("__suppressed", plan.suppressed))
-        picks = [f"l{plan.qi.index(c)}.label AS {quote(c)}" if c in plan.qi else f"t.{quote(c)}" for c in plan.columns]
         if plan.format == "parquet":
             options = "FORMAT parquet"
         else:
@@ -175,26 +216,106 @@ class DuckDBEngine:
 
         def work_on(con):
             types = self._types(con, relation)
+            picks = [f"l{plan.qi.index(c)}.label" if c in plan.qi
+                     else _escaped(f"t.{quote(c)}", types[c]) if plan.escape else f"t.{quote(c)}"
+                     for c in plan.columns]
             joins = " ".join(f"JOIN __level{i} AS l{i} ON {_text(name, types[name], 't')} = l{i}.raw"
                              for i, name in enumerate(plan.qi))
-            query = f"SELECT {', '.join(picks)} FROM {relation} AS t {joins}"
+            query = (f"SELECT {', '.join(f'{p} AS {quote(c)}' for p, c in zip(picks, plan.columns, strict=True))} "
+                     f"FROM {relation} AS t {joins}")
             if len(plan.suppressed):
                 match = " AND ".join(f"s.c{i} = l{i}.code" for i in range(len(plan.qi)))
                 query += f" WHERE NOT EXISTS (SELECT 1 FROM __suppressed AS s WHERE {match})"
-            con.execute(f"COPY ({query}) TO {_literal(str(out))} ({options})")
+            # DuckDB seeds random() from the OS's entropy: the order carries nothing of the input's.
+            if buckets == 1:
+                con.execute(f"COPY ({query} ORDER BY random()) TO {_literal(str(out))} ({options})")
+                return
+            # Larger than the sort's memory: rows go to random buckets (one streamed pass), then each
+            # bucket is sorted by random() on its own and the buckets are written one after another.
+            staging = out.with_name(out.name + ".buckets.parquet")
+            made.append(staging)
+            con.execute(f"COPY (SELECT *, CAST(floor(random() * {buckets}) AS INTEGER) AS {BUCKET} FROM ({query})) "
+                        f"TO {_literal(str(staging))} (FORMAT parquet, ROW_GROUP_SIZE {self.staging_rows})")
+            for b in range(buckets):
+                part = out.with_name(f"{out.name}.bucket{b}")
+                made.append(part)
+                header = "" if plan.format == "parquet" else f", HEADER {'true' if b == 0 else 'false'}"
+                con.execute(f"COPY (SELECT * EXCLUDE ({BUCKET}) FROM read_parquet({_literal(str(staging))}) "
+                            f"WHERE {BUCKET} = {b} ORDER BY random()) TO {_literal(str(part))} "
+                            f"({options.replace(', HEADER true', '')}{header})")
+                parts.append(part)
 
-        self._run(work_on, source, progress, should_stop, tables)
+        buckets = self.shuffle_buckets(source)
+        made: list[Path] = []  # this call's temporary files, removed in every case
+        parts: list[Path] = []
+        try:
+            self._run(work_on, source, progress, should_stop, tables, writing=out)
+            if parts:
+                concatenate(parts, out, plan.format)
+        finally:
+            for path in made:
+                path.unlink(missing_ok=True)
 
-    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
-        back = Source((Path(out),), fmt, sep)
-        relation = self.scan(back)
-        groups = ", ".join(quote(q) for q in qi)
+    def shuffle_buckets(self, source: Source) -> int:
+        """How many buckets the random order needs so that each one's sort fits an eighth of memory."""
+        limit = _bytes(self.memory_limit) if self.memory_limit else int(0.8 * _physical_memory())
+        return max(1, -(-source.size_estimate() // max(1, limit // 8)))
+
+    def formula_cells(self, source: Source, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
+        relation = self.scan(source)
 
         def work_on(con):
-            columns = tuple(self._types(con, relation))
-            classes, rows, smallest = con.execute(
-                f"SELECT count(*), COALESCE(sum(n), 0), COALESCE(min(n), 0) "
-                f"FROM (SELECT count(*) AS n FROM {relation} GROUP BY {groups})").fetchone()
-            return Written(int(rows), int(classes), int(smallest), columns)
+            types = self._types(con, relation)
+            text = [c for c in columns if types[c].upper() == "VARCHAR"]
+            if not text:
+                return {}
+            sums = ", ".join(f"count_if({_formula(quote(c))}), "
+                             f"count_if(starts_with({quote(c)}, {_literal(QUOTE)}) AND {_formula(f'substr({quote(c)}, 2)')})"
+                             for c in text)
+            row = con.execute(f"SELECT {sums} FROM {relation}").fetchone()
+            found = {c: (int(row[2 * i]), int(row[2 * i + 1])) for i, c in enumerate(text)}
+            return {c: v for c, v in found.items() if any(v)}
 
-        return self._run(work_on, back)
+        return self._run(work_on, source)
+
+
+QUOTE = "'"
+
+
+class _Halting:
+    """A connection that refuses new statements once ``halt`` is set: an interrupt stops the running
+    statement, and this stops a multi-statement job from going on to the next one."""
+
+    def __init__(self, con, halt: threading.Event):
+        self._con, self._halt = con, halt
+
+    def _check(self) -> None:
+        if self._halt.is_set():
+            raise Cancelled("the DuckDB work was stopped")
+
+    def execute(self, *args):
+        self._check()
+        return self._con.execute(*args)
+
+    def sql(self, *args):
+        self._check()
+        return self._con.sql(*args)
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+BUCKET = "__microrelease_bucket"
+
+
+def _physical_memory() -> int:
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _formula(expr: str) -> str:
+    """SQL: a spreadsheet would run the text ``expr`` as a formula (see output/cells.py)."""
+    return f"(regexp_matches({expr}, {_literal(FORMULA)}) AND NOT regexp_full_match({expr}, {_literal(NUMBER)}))"
+
+
+def _escaped(expr: str, kind: str) -> str:
+    if kind.upper() != "VARCHAR":
+        return expr
+    return f"CASE WHEN {_formula(expr)} THEN {_literal(QUOTE)} || {expr} ELSE {expr} END"

@@ -6,23 +6,16 @@ object); beyond that, use DuckDB.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
 from microrelease.core.dataset import read_table
-from microrelease.core.engines.base import (
-    COUNT,
-    ReleasePlan,
-    Written,
-    apply_plan,
-    partial_frequency,
-    written_from_sizes,
-)
+from microrelease.core.engines.base import ReleasePlan, apply_plan, partial_frequency
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
+from microrelease.core.output.cells import formula_cells, shuffled
 
 
 def _read(path: Path, fmt: str, sep: str) -> pd.DataFrame:
@@ -52,13 +45,11 @@ class PandasEngine:
         return result
 
     def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
-        released = apply_plan(self._frame(source), plan)
+        released = shuffled(apply_plan(self._frame(source), plan))
         if plan.format == "parquet":
             released.to_parquet(out, index=False)
         else:
             released.to_csv(out, index=False, sep=plan.sep)
 
-    def inspect(self, out: Path, qi: Sequence[str], *, fmt: str = "csv", sep: str = ",") -> Written:
-        back = _read(out, fmt, sep)
-        sizes = partial_frequency(back, qi)[COUNT].to_numpy() if len(back) else []
-        return written_from_sizes(sizes, back.columns)
+    def formula_cells(self, source, columns):
+        return formula_cells(self._frame(source)[list(columns)])

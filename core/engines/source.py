@@ -22,7 +22,7 @@ from microrelease.core.exceptions import DataError
 FORMATS = ("csv", "parquet")
 # Parquet column types whose text form every engine writes the same way (see engines/text.py).
 TEXT_TYPES = ("string", "large_string", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-              "uint64", "float", "double", "halffloat", "null")
+              "uint64", "float", "double", "null")  # not halffloat: DuckDB reads its NaN as 'nan'
 
 
 def _format_of(path: Path) -> str:
@@ -106,6 +106,8 @@ class Source:
         except OSError as exc:
             raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
         except Exception as exc:  # pyarrow's errors for a file that is not Parquet
+            if self.format == "csv":  # e.g. bytes that are not UTF-8 near the header
+                raise DataError(f"cannot read the header of {path}: {exc}") from None
             raise DataError(f"{path} is not a readable Parquet file: {exc}") from None
         if not header:
             raise DataError(f"{path} is empty (no header)")
@@ -145,6 +147,20 @@ class Source:
                     if kind not in TEXT_TYPES:
                         raise DataError(f"{path}: column {name!r} has type {kind}; QI and output columns must "
                                         "be text, integer or floating point (cast it first)")
+
+    def size_estimate(self) -> int:
+        """Bytes the rows take as text: the CSV files' sizes, or Parquet's uncompressed sizes."""
+        if self.frame is not None:
+            return int(self.frame.memory_usage(deep=True).sum())
+        if self.format == "parquet":
+            import pyarrow.parquet as pq
+
+            total = 0
+            for path in self.paths:
+                meta = pq.ParquetFile(path).metadata
+                total += sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+            return total
+        return sum(p.stat().st_size for p in self.paths)
 
     def checksum(self) -> str:
         """SHA-256 over the files' bytes in order (or the DataFrame's content)."""

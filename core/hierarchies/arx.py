@@ -11,7 +11,7 @@ import io
 import re
 from pathlib import Path
 
-from microrelease.core.exceptions import HierarchyError
+from microrelease.core.exceptions import DataError, HierarchyError
 from microrelease.core.hierarchies.model import Hierarchy
 
 
@@ -30,8 +30,13 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
         except UnicodeDecodeError as exc:
             raise HierarchyError(attribute, f"{path} is not UTF-8 text ({exc})") from None
     else:
-        text = source.read()
-    rows = [tuple(r) for r in csv.reader(io.StringIO(text), delimiter=sep) if r]
+        path, text = None, source.read()
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    try:
+        rows = [tuple(r) for r in reader if r]
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit(): not a hierarchy file?
+        name = f"hierarchy file {path}" if path else "the hierarchy"
+        raise DataError(f"{name} of {attribute!r}: line {reader.line_num} cannot be read as CSV ({exc})") from None
     names = infer_level_names(attribute, rows) if rows and len({len(r) for r in rows}) == 1 else ()
     return Hierarchy(attribute, tuple(rows), names)
 

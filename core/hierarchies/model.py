@@ -166,3 +166,14 @@ def _validate_rows(attribute: str, rows: tuple[tuple[str, ...], ...]) -> None:
         tops = sorted({r[-1] for r in rows})
         if len(tops) > 1:
             raise HierarchyError(attribute, f"the top level must hold one value, it holds {len(tops)}: {tops[:10]}")
+    # A label may recur at higher levels (rows 'M;M;*'), but only for the same thing: with rows
+    # '30;31;*' and '31;30;*', 30 would be released as '31', which the data also uses for 31.
+    for i in range(depth - 1):
+        for j in range(i + 1, depth):
+            above = {r[j] for r in rows}
+            moved = sorted({(r[i], r[j]) for r in rows if r[i] in above and r[j] != r[i]})
+            if moved:
+                shown = ", ".join(f"{v!r} -> {u!r}" for v, u in moved[:10])
+                raise HierarchyError(attribute, f"a value that is also a level-{j} value must generalize to "
+                                                f"itself at level {j} (else a released label means two "
+                                                f"things), but from level {i}: {shown}")

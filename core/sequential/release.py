@@ -1,25 +1,25 @@
 """The whole pipeline for relational + sequential data, and writing its output with a report.
 
 :func:`anonymize_sequential`: cost model -> grouping -> group anonymization. :func:`write_sequential`
-writes ``entities.csv``, ``events.csv`` and ``report.json`` into a folder, after checking the output
-alone (every entity shares both parts with at least k − 1 others; no identifier column) in a
-temporary folder that is renamed into place only when the check passes.
+writes ``entities.csv``, ``events.csv`` and ``report.json`` into a folder, after checking the written
+files alone (every entity shares both parts with at least k − 1 others; no identifier column).
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from microrelease.core.exceptions import VerificationError
+from microrelease.core.output import Check, Published, Verified, folder_target, publish, with_formula_check
+from microrelease.core.output.cells import escape_formulas, formula_cells, shuffled
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
 from microrelease.core.sequential.guarantee import check_release, linkage_attack
 from microrelease.core.sequential.model import SequentialData
-from microrelease.core.staging import staged
 from microrelease.core.validation import check_k
 
 
@@ -38,38 +38,59 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
 
 
 def write_sequential(release: SequentialRelease, data: SequentialData, outdir: str | Path, *,
-                     attack_m: int = 2, parameters: dict | None = None) -> dict:
-    """Write the anonymized tables and the report (see the module docstring); returns the report."""
-    with staged(Path(outdir), directory=True) as partial:
-        release.entities.to_csv(partial / "entities.csv", index=False)
-        release.events.to_csv(partial / "events.csv", index=False)
-        import pandas as pd
+                     attack_m: int = 2, parameters: dict | None = None, force: bool = False,
+                     protected: Sequence[str | Path] = (), escape: bool = False) -> Published:
+    """Write the anonymized tables and the report (see the module docstring) through the one release
+    path: into a new or empty folder (or over a previous release there, with ``force``), rows of both
+    tables in random order, the report last."""
+    target = folder_target(outdir, ("entities.csv", "events.csv"), protected=protected, force=force)
+    entities = shuffled(release.entities)
+    # Events stay in their entity's order (the order of codes in a visit is data); the entities'
+    # blocks come in an order of their own, drawn at random like the entity table's.
+    blocks = pd.Series(np.random.default_rng().permutation(len(entities)), index=entities[data.entity_id].astype(str))
+    rank = release.events[data.entity_id].astype(str).map(blocks).to_numpy()
+    events = release.events.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+    if escape:
+        entities, events = escape_formulas(entities), escape_formulas(events)
+    tables = {"entities.csv": entities, "events.csv": events}
 
-        ents = pd.read_csv(partial / "entities.csv", dtype=str, keep_default_na=False)
-        evs = pd.read_csv(partial / "events.csv", dtype=str, keep_default_na=False)
+    def write(paths):
+        for name, table in tables.items():
+            table.to_csv(paths[name], index=False)
+
+    def verify(paths):
+        ents = pd.read_csv(paths["entities.csv"], dtype=str, keep_default_na=False)
+        evs = pd.read_csv(paths["events.csv"], dtype=str, keep_default_na=False)
         shared = check_release(ents, evs, entity_id=data.entity_id, qi=data.qi, sequence_key=data.sequence_key,
                                order_by=data.order_by, code=data.code)
-        problems = []
-        if len(ents) != data.n_entities:
-            problems.append(f"{len(ents)} entities written, expected {data.n_entities}")
-        if len(shared) and shared.min() < release.k:
-            problems.append(f"an entity shares both parts with only {int(shared.min()) - 1} others (k={release.k})")
-        leaked = [c for c in data.identifiers if c in ents.columns]
-        if leaked:
-            problems.append(f"identifier column(s) {leaked} written")
-        if problems:
-            raise VerificationError(f"sequential release {outdir} failed its check: " + "; ".join(problems))
+        smallest = int(shared.min()) if len(shared) else 0
+        checks = [
+            Check("entities", len(ents) == data.n_entities, f"{len(ents)} written, {data.n_entities} expected"),
+            Check("events", len(evs) == len(events), f"{len(evs)} written, {len(events)} expected"),
+            Check(f"{release.k}-anonymity over both parts", not len(shared) or smallest >= release.k,
+                  f"every entity shares QIs and whole history with >= {smallest - 1} others"),
+            Check("identifiers absent", not set(data.identifiers) & (set(ents.columns) | set(evs.columns)),
+                  f"none of {list(data.identifiers)}"),
+        ]
+        found = {f"entities.csv:{c}": v for c, v in formula_cells(ents).items()}
+        found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
         attack = linkage_attack(data, ents, evs, release.pseudonym, m=attack_m)
-        sizes = np.bincount(release.groups)
-        report = {
-            "parameters": {"k": release.k, "qi": list(data.qi), "identifiers_dropped": list(data.identifiers),
-                           **dict(parameters or {})},
-            "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
-            "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
-            "suppressed_elements": {"count": int(release.suppressed_elements.sum()), "of": int(len(data.codes))},
-            "check": {"smallest_shared_set": int(shared.min()) if len(shared) else 0, "k_anonymous_both_parts": True},
-            "attack": {"codes_known": attack_m, "success_rate": round(attack, 6), "bound_1_over_k": 1 / release.k},
-            "output": {"entities": len(ents), "events": len(evs)},
-        }
-        (partial / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return report
+        verified = with_formula_check(checks, found, escape)
+        attack_facts = {"attack": {"codes_known": attack_m, "success_rate": round(attack, 6),
+                                   "bound_1_over_k": 1 / release.k},
+                        "check": {"smallest_shared_set": smallest}}
+        return Verified(verified.checks, {**verified.facts, **attack_facts})
+
+    sizes = np.bincount(release.groups)
+    body = {
+        "kind": "relational + sequential",
+        "parameters": {"k": release.k, "qi": list(data.qi), "identifiers_dropped": list(data.identifiers),
+                       **dict(parameters or {})},
+        "counts": {"input_entities": data.n_entities, "released_entities": len(entities),
+                   "input_events": int(len(data.codes)), "released_events": len(events),
+                   "suppressed_elements": int(release.suppressed_elements.sum())},
+        "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
+        "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
+        "output": {"entities": len(entities), "events": len(events), "row_order": "random (drawn from OS entropy)"},
+    }
+    return publish(target, write, verify, body)

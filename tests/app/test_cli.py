@@ -58,9 +58,9 @@ def test_release_and_check_round_trip(tmp_path, capsys):
                        "min-suppression", "-o", str(out_csv))
     assert code == 0 and "re-checked" in out
     report = json.loads((tmp_path / "adult_k5.report.json").read_text())
-    assert report["output"]["rows"] == 30162 - report["suppressed"]["count"]
+    assert report["output"]["rows"] == 30162 - report["counts"]["suppressed_rows"]
     suppressed = report["suppressed"]
-    assert sum(c["size"] for c in suppressed["classes"]) == suppressed["count"] <= 100
+    assert sum(c["size"] for c in suppressed["classes"]) == report["counts"]["suppressed_rows"] <= 100
     assert suppressed["classes_listed"] == suppressed["classes_total"] == len(suppressed["classes"])
     assert all(c["size"] < 5 for c in suppressed["classes"])
     assert len(pd.read_csv(out_csv)) == report["output"]["rows"]
@@ -135,7 +135,7 @@ def test_release_to_parquet_through_duckdb_with_a_memory_limit(tmp_path, capsys)
     back = pd.read_parquet(out)
     report = json.loads((tmp_path / "adult.report.json").read_text())
     assert report["input"]["engine"] == "duckdb" and report["output"]["format"] == "parquet"
-    assert len(back) == report["output"]["rows"] == 30162 - report["suppressed"]["count"]
+    assert len(back) == report["output"]["rows"] == 30162 - report["counts"]["suppressed_rows"]
     assert back.groupby(list(sample("adult").qi)).size().min() >= 5
 
 

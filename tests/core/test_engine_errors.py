@@ -10,12 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from microrelease.core import Cancelled, DataError, InvalidParameterError, VerificationError
+from microrelease.core import Cancelled, DataError, InvalidParameterError, VerificationError, write_release
 from microrelease.core.dataset import as_text
 from microrelease.core.engines import DaskEngine, DuckDBEngine
 from microrelease.core.exceptions import EngineError
 from microrelease.core.samples import sample
-from microrelease.core.streaming import stream_release
 from microrelease.core.summary import summarize
 
 ADULT = sample("adult")
@@ -92,8 +91,8 @@ def test_input_changed_after_profiling_leaves_no_output(tmp_path, engine):
     frame.assign(age=frame["age"].where(frame.index > 10, "999")).to_parquet(path)
     out = tmp_path / "release.csv"
     # DuckDB's join finds no level for '999' and the re-check sees rows missing; pandas names the value.
-    with pytest.raises((VerificationError, DataError), match="rows written, expected|'999'"):
-        stream_release(summary, (1, 2, 1, 1, 2, 1, 1, 1), 5, out)
+    with pytest.raises((VerificationError, DataError), match="rows read back, .* expected|'999'"):
+        write_release(summary, (1, 2, 1, 1, 2, 1, 1, 1), 5, out)
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -110,7 +109,7 @@ def test_cancel_stops_duckdb_and_leaves_no_output(tmp_path):
 
     out = tmp_path / "release.parquet"
     with pytest.raises(Cancelled):
-        stream_release(summary, (0, 4, 0, 1, 3, 2, 0, 1), 5, out, should_stop=stop_on_second_poll)
+        write_release(summary, (0, 4, 0, 1, 3, 2, 0, 1), 5, out, should_stop=stop_on_second_poll)
     assert not out.exists() and leftovers(tmp_path) == []
 
 

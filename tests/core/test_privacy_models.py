@@ -236,7 +236,7 @@ def test_release_under_a_model_suppresses_what_the_profile_says_and_rechecks_it(
     best = answer.preferred()
     report = write_release(ds, best.vector, 5, tmp_path / "out.csv", max_sup=answer.max_sup, sensitive=sf,
                            models=models).data
-    assert report["suppressed"]["count"] == best.suppressed and report["parameters"]["privacy_models"]
+    assert report["counts"]["suppressed_rows"] == best.suppressed == report["metrics"]["suppressed"] and report["parameters"]["privacy_models"]
     back = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
     for _, values in back.groupby(list(ds.quasi_identifiers))["occupation"]:
         p = values.value_counts(normalize=True).to_numpy()

@@ -17,7 +17,8 @@ from microrelease.core import (
     masking,
     write_release,
 )
-from microrelease.core.release import report_path
+from microrelease.core.dataset import file_checksum
+from microrelease.core.output import report_path
 
 
 def people():
@@ -39,14 +40,19 @@ def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
     written = pd.read_csv(out, dtype=str)
     assert "name" not in written.columns
     assert list(written.columns) == ["zip", "sex", "diagnosis"]
-    # 9414* and 9413* hold 2 and 3 rows; 9410* holds one row (Flo) and is suppressed
-    assert report["suppressed"] == {"count": 1, "rows": [5], "row_numbering": report["suppressed"]["row_numbering"]}
-    assert len(written) == 5 == report["output"]["rows"] == report["input"]["rows"] - report["suppressed"]["count"]
+    # 9414* and 9413* hold 2 and 3 rows; 9410* holds one row (Flo) and is suppressed, listed as a class
+    assert report["counts"]["suppressed_rows"] == 1 == report["metrics"]["suppressed"]
+    assert "rows" not in report["suppressed"]  # never input positions: they would single out the outliers
+    assert report["suppressed"]["classes"] == [{"zip": "9410*", "sex": "*", "size": 1, "reason": "smaller than k=2"}]
+    assert len(written) == 5 == report["output"]["rows"] == report["counts"]["input_rows"] - 1
     assert check_k_anonymity(written, ["zip", "sex"], 2).is_k_anonymous
-    assert report["verification"]["k_anonymous"] and report["verification"]["identifiers_absent"]
+    checks = {c["check"]: c["passed"] for c in report["verification"]}
+    assert checks.items() >= {"2-anonymity": True, "identifiers absent": True, "MaxSup": True}.items()
     assert report["parameters"]["identifiers_dropped"] == ["name"]
     assert report["input"]["checksum"].startswith("sha256:")
     assert json.loads(report_path(out).read_text()) == report
+    assert report["output"]["files"] == [{"name": "release.csv", "bytes": out.stat().st_size,
+                                          "checksum": file_checksum(out)}]
     assert report["metrics"]["completeness"] == pytest.approx(5 / 6)
 
 
@@ -57,16 +63,18 @@ def test_release_refuses_a_node_over_max_sup(tmp_path):
 
 
 def test_read_back_check_catches_a_broken_writer(tmp_path, monkeypatch):
-    # Simulate a writer bug: the generalized table loses its generalization on the way to disk.
-    real = release_module.generalize
+    # Simulate a writer bug: the rows lose their generalization on the way to disk.
+    from microrelease.core.engines import pandas_engine
 
-    def broken(dataset, node, k, **models):
-        gt = real(dataset, node, k, **models)
-        gt.released["zip"] = dataset.table.loc[gt.released.index, "zip"]
-        return gt
+    real = pandas_engine.apply_plan
 
-    monkeypatch.setattr(release_module, "generalize", broken)
-    with pytest.raises(VerificationError, match="smallest class has 1 rows < k=2"):
+    def broken(frame, plan):
+        released = real(frame, plan)
+        released["zip"] = frame.loc[released.index, "zip"].to_numpy()
+        return released
+
+    monkeypatch.setattr(pandas_engine, "apply_plan", broken)
+    with pytest.raises(VerificationError, match="2-anonymity: 4 classes, smallest 1; levels of zip"):
         write_release(people(), (1, 1), 2, tmp_path / "r.csv")
     assert list(tmp_path.iterdir()) == []  # nothing left that could pass for a release
 
@@ -75,17 +83,17 @@ def test_read_back_check_catches_a_class_that_fails_a_model(tmp_path, monkeypatc
     from microrelease.core.privacy_models import DistinctLDiversity
     from microrelease.core.sensitive_profile import sensitive_frequency
 
-    real = release_module.generalize
+    real = release_module.node_suppression
 
-    def forgets_the_model(dataset, node, k, **models):
-        return real(dataset, node, k)  # a writer bug: the model's suppression is lost
+    def forgets_the_model(data, node, k, **models):
+        return real(data, node, k)  # a writer bug: the model's suppression is lost
 
     ds = people()
-    monkeypatch.setattr(release_module, "generalize", forgets_the_model)
-    with pytest.raises(VerificationError, match="fail distinct 2-diversity"):
+    monkeypatch.setattr(release_module, "node_suppression", forgets_the_model)
+    with pytest.raises(VerificationError, match="distinct 2-diversity: 6 classes fail"):
         write_release(ds, (0, 0), 1, tmp_path / "r.csv", sensitive=sensitive_frequency(ds, "diagnosis"),
                       models=[DistinctLDiversity(2)])
-    assert not (tmp_path / "r.report.json").exists() and not (tmp_path / "r.csv").exists()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_check_k_anonymity_lists_the_smallest_classes():

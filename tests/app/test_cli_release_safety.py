@@ -1,0 +1,245 @@
+"""Nothing of the user's is ever destroyed, and a report always speaks for the file beside it.
+
+Each test reproduces a case a new user ran into (folders deleted by -o, the input overwritten, two
+writers to one target, a full disk, SIGTERM mid-write) and checks the rule that now holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from microrelease.app.cli import main
+from microrelease.core.samples import microdata_sample, sample
+
+TOY = sample("toy")
+HOSPITAL = Path(str(sample("toy").folder)).parent / "hospital"
+
+
+def sha(path: Path) -> str:
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def release(out, *extra) -> list[str]:
+    return ["release", "--sample", "toy", "--k", "2", "--max-sup", "2", "-o", str(out), *extra]
+
+
+def microaggregate(out, *extra) -> list[str]:
+    return ["microaggregate", "--sample", "eia", "--k", "3", "-o", str(out), *extra]
+
+
+def dp(out, *extra) -> list[str]:
+    return ["dp", "--sample", "eia", "--attrs", "RESSALES", "--epsilon", "1", "--method", "laplace", "-o", str(out),
+            *extra]
+
+
+def sequential(out, *extra) -> list[str]:
+    h = HOSPITAL
+    return ["sequential", str(h / "patients.csv"), str(h / "visits.csv"), "--entity-id", "patient_id",
+            "--qi", "age,sex,zip", "--identifier", "name", "--sequence-key", "visit_id", "--order-by", "day",
+            "--code", "code", "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"), "--hierarchy-dir", str(h),
+            "--k", "5", "-o", str(out), *extra]
+
+
+FILE_COMMANDS = {"release": release, "microaggregate": microaggregate, "dp": dp}
+
+
+def tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): sha(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("command", sorted(FILE_COMMANDS))
+def test_an_existing_folder_as_output_is_refused_and_kept(command, tmp_path, capsys):
+    folder = tmp_path / "v"
+    folder.mkdir()
+    (folder / "keep").write_text("x")
+    assert main(FILE_COMMANDS[command](str(folder) + "/")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a folder" in err and "nothing was written" in err
+    assert (folder / "keep").read_text() == "x" and tree(tmp_path) == {"v/keep": sha(folder / "keep")}
+
+
+def test_sequential_refuses_a_folder_with_other_files_and_the_parent_of_its_inputs(tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "existing"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    assert main(sequential(folder)) == 2
+    assert "notes.txt exists and is not part of a release" in capsys.readouterr().err
+    assert tree(folder) == {"notes.txt": sha(folder / "notes.txt")}
+    # `-o ..` from inside a copy of the data: the parent holds the inputs
+    data = tmp_path / "data"
+    shutil.copytree(HOSPITAL, data / "hospital")
+    before = tree(data)
+    monkeypatch.chdir(data / "hospital")
+    args = [a.replace(str(HOSPITAL), str(data / "hospital")) for a in sequential("..")]
+    assert main(args) == 2
+    assert "would overwrite, hold or sit in the input" in capsys.readouterr().err
+    assert tree(data) == before
+
+
+def test_release_to_the_parent_folder_is_refused(tmp_path, capsys, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "precious.csv").write_text("a\n1\n")
+    monkeypatch.chdir(tmp_path / "sub")
+    assert main(release("..")) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert (tmp_path / "precious.csv").read_text() == "a\n1\n"
+
+
+def test_output_equal_to_the_input_or_a_hierarchy_is_refused(tmp_path, capsys):
+    data = tmp_path / "toy"
+    shutil.copytree(TOY.folder, data)
+    before = tree(data)
+    common = ["release", str(data / "test.csv"), "--qi", "age,gender,zipcode", "--hierarchy-dir", str(data),
+              "--k", "2", "--max-sup", "2"]
+    for target in (data / "test.csv", data / "test_hierarchy_age.csv"):
+        assert main([*common, "-o", str(target)]) == 2
+        assert "would overwrite, hold or sit in the input" in capsys.readouterr().err
+    copy = tmp_path / "eia.csv"
+    shutil.copy(microdata_sample("eia").path, copy)
+    assert main(["microaggregate", str(copy), "--qi", "RESSALES,COMSALES", "--k", "3", "-o", str(copy)]) == 2
+    assert "would overwrite" in capsys.readouterr().err
+    assert tree(data) == before
+
+
+def test_a_previous_release_is_replaced_only_with_force_and_a_foreign_file_never(tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    assert main(release(out)) == 0
+    first = json.loads((tmp_path / "out.report.json").read_text())
+    assert main(release(out)) == 2
+    assert "holds a previous release; give --force" in capsys.readouterr().err
+    assert main(release(out, "--force")) == 0
+    second = json.loads((tmp_path / "out.report.json").read_text())
+    assert second["output"]["files"][0]["checksum"] == sha(out) and second["created"] >= first["created"]
+    # a file the user wrote, or a release the user edited since: never overwritten, even with --force
+    out.write_text(out.read_text() + "edited\n")
+    assert main(release(out, "--force")) == 2
+    assert "changed after microrelease wrote it" in capsys.readouterr().err
+    mine = tmp_path / "mine.csv"
+    mine.write_text("precious\n")
+    assert main(release(mine, "--force")) == 2
+    assert "is not part of a release written by microrelease" in capsys.readouterr().err
+    assert mine.read_text() == "precious\n"
+
+
+def test_a_second_writer_fails_on_the_lock_and_nothing_is_touched(tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    lock = tmp_path / ".out.csv.lock"
+    lock.write_text("12345\n")
+    assert main(release(out)) == 2
+    assert "another microrelease is writing" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.csv.lock"]
+
+
+def run_cli(*args, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "microrelease.app.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kwargs)
+
+
+def test_concurrent_writers_never_leave_a_report_that_names_another_file(tmp_path):
+    out = tmp_path / "out.csv"
+    for _ in range(4):
+        runs = [run_cli(*release(out, "--node", node, "--force", "--quiet")) for node in ("1,1,2", "2,1,3")]
+        results = [(p.wait(60), p.communicate()[1]) for p in runs]
+        for code, err in results:
+            assert code == 0 or (code == 2 and "another microrelease is writing" in err), err
+        report = json.loads((tmp_path / "out.report.json").read_text())
+        assert report["output"]["files"][0]["checksum"] == sha(out)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.report.json"]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tiny tmpfs here: {done.stderr.decode().strip()}")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "pandas"])
+def test_a_full_disk_leaves_the_previous_release_and_report_intact(tiny_disk, engine, capsys):
+    out = tiny_disk / "out.csv"
+    assert main(release(out, "--engine", engine)) == 0
+    before = tree(tiny_disk)
+    filler = tiny_disk / "filler"
+    with open(filler, "wb") as fh:  # leave less room than a second release needs
+        try:
+            fh.write(b"x" * (64 << 10))
+        except OSError:
+            pass
+    before["filler"] = sha(filler)
+    assert main(["release", "--sample", "adult", "--qi", "sex,age", "--k", "2", "--engine", engine, "-o", str(out),
+                 "--force", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(tiny_disk) in err and "previous files are untouched" in err, err
+    assert tree(tiny_disk) == before
+
+
+def test_a_writer_that_fails_leaves_the_previous_release_intact(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out.csv"
+    assert main(release(out, "--engine", "pandas")) == 0
+    before = tree(tmp_path)
+    import pandas as pd
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device", str(tmp_path / ".out.csv.partial"))
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", full)
+    assert main(release(out, "--engine", "pandas", "--force")) == 2
+    assert "No space left on device" in capsys.readouterr().err
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_mid_write_removes_temporary_files_and_spill_folders(tmp_path, sig, code):
+    from scale_data import replicate_adult
+
+    big = replicate_adult(tmp_path / "big.csv", 60, padding=40)
+    adult = sample("adult")
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    out = tmp_path / "out" / "release.csv"
+    env = {**os.environ, "TMPDIR": str(spill)}
+    proc = run_cli("release", str(big), "--qi", ",".join(adult.qi), "--hierarchy-dir", str(adult.folder),
+                   "--k", "5", "--max-sup", "1%", "--node", "0,4,0,1,3,2,0,1", "--memory-limit", "256MB",
+                   "-o", str(out), env=env)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if out.parent.exists() and any(p.name.startswith(".release.csv.partial") for p in out.parent.iterdir()):
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, proc.communicate()[1]
+    proc.send_signal(sig)
+    assert proc.wait(60) == code
+    err = proc.communicate()[1]
+    assert err.count("\n") == 1 and "temporary files removed" in err, err
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+    assert list(spill.iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_written_is_named_in_one_line(tmp_path, capsys):
+    mount = tmp_path / "readonly"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        for command in (release(mount / "out.csv"), sequential(mount / "out")):
+            assert main(command) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and str(mount) in err and "Read-only file system" in err, err
+        assert list(mount.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(mount)], check=False)

@@ -1,0 +1,115 @@
+"""Row order carries nothing: every release, by every engine and method, is written in a random order.
+
+The input is adult sorted by its QIs (so that a writer keeping input order would write each class's
+members side by side, and link rows back by position), with a unique non-QI column ``row`` holding
+the input position. From the written file: the Spearman correlation between input and output
+positions is below 0.05, and rows of one class follow each other no more often than in a random
+order (the expected share of neighbours in the same class is Σ (size/n)²).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from microrelease.core import load_dataset, microaggregate, summarize, write_microaggregation, write_release
+from microrelease.core.dp.microdata import dp_release
+from microrelease.core.dp.release import write_dp_release
+from microrelease.core.engines import DaskEngine
+from microrelease.core.samples import sample, sample_data_folder
+
+ADULT = sample("adult")
+NODE = (1, 2, 1, 1, 2, 1, 1, 1)
+
+
+@pytest.fixture(scope="module")
+def sorted_adult(tmp_path_factory):
+    table = pd.read_csv(ADULT.path, sep=";", dtype=str, keep_default_na=False)
+    table = table.sort_values(list(ADULT.qi), kind="stable").reset_index(drop=True)
+    table["row"] = np.arange(len(table)).astype(str)
+    path = tmp_path_factory.mktemp("order") / "adult_sorted.csv"
+    table.to_csv(path, index=False)
+    return path, table
+
+
+def assert_order_carries_nothing(written: pd.DataFrame, classes: list[str]):
+    rho = spearmanr(written["row"].astype(int), np.arange(len(written))).statistic
+    assert abs(rho) < 0.05, rho
+    key = written[classes].astype(str).agg("\x1f".join, axis=1).to_numpy()
+    same_as_next = float((key[1:] == key[:-1]).mean())
+    shares = pd.Series(key).value_counts(normalize=True).to_numpy()
+    expected = float((shares**2).sum())
+    sd = np.sqrt(expected * (1 - expected) / len(key))
+    assert same_as_next < expected + 6 * sd + 1e-3, (same_as_next, expected)
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb", "dask"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_generalization_releases_are_shuffled(sorted_adult, engine, suffix, tmp_path):
+    path, _ = sorted_adult
+    if engine == "pandas":
+        data = load_dataset(path, qi=ADULT.qi, hierarchy_dir=ADULT.folder)
+    else:
+        options = {"engine": DaskEngine()} if engine == "dask" else {"engine": engine}
+        data = summarize(path, qi=ADULT.qi, hierarchy_dir=ADULT.folder, **options)
+    out = tmp_path / f"release{suffix}"
+    try:
+        write_release(data, NODE, 5, out)
+    finally:
+        if engine == "dask":
+            data.engine.close()
+    assert out.is_file()  # one file, whatever the engine (Dask's parts are joined)
+    written = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert_order_carries_nothing(written, list(ADULT.qi))
+
+
+@pytest.mark.parametrize("method", ["mdav-id", "mdav-swap", "ir-swap"])
+def test_microaggregated_releases_are_shuffled(sorted_adult, method, tmp_path):
+    path, table = sorted_adult
+    numeric = table.assign(age=table["age"].astype(float)).sort_values("age", kind="stable")
+    numeric["row"] = np.arange(len(numeric)).astype(str)
+    qi, confidential = (["age"], []) if method != "ir-swap" else ([], ["age"])
+    result = microaggregate(numeric, qi=qi, confidential=confidential, k=5, method=method)
+    out = tmp_path / "micro.csv"
+    write_microaggregation(result, out)
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert_order_carries_nothing(written, ["age"])
+
+
+@pytest.mark.parametrize("method", ["laplace", "ir-mdav", "insensitive-mdav"])
+def test_dp_releases_are_shuffled(sorted_adult, method, tmp_path):
+    _, table = sorted_adult
+    numeric = table.assign(age=table["age"].astype(float)).sort_values("age", kind="stable")
+    numeric["row"] = np.arange(len(numeric)).astype(str)
+    release = dp_release(numeric, ["age"], bounds={"age": (0, 100)}, epsilon=1.0, method=method,
+                         k=None if method == "laplace" else 200)
+    out = tmp_path / "dp.csv"
+    write_dp_release(release, numeric, out)
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert_order_carries_nothing(written, ["race"])  # noisy ages have no classes; race groups rows
+
+
+def test_sequential_releases_are_shuffled(tmp_path):
+    from microrelease.core.sequential.model import load_sequential
+    from microrelease.core.sequential.release import anonymize_sequential, write_sequential
+
+    h = sample_data_folder("hospital")
+    patients = pd.read_csv(h / "patients.csv", dtype=str).sort_values(["age", "sex", "zip"], kind="stable").head(400)
+    visits = pd.read_csv(h / "visits.csv", dtype=str)
+    visits = visits[visits["patient_id"].isin(patients["patient_id"])]
+    data = load_sequential(patients, visits, entity_id="patient_id", qi=["age", "sex", "zip"],
+                           sequence_key="visit_id", order_by="day", code="code",
+                           code_hierarchy=h / "hospital_hierarchy_code.csv", hierarchy_dir=h, identifiers=["name"])
+    release = anonymize_sequential(data, 5)
+    write_sequential(release, data, tmp_path / "out")
+    written = pd.read_csv(tmp_path / "out" / "entities.csv", dtype=str, keep_default_na=False)
+    # the input position of each written entity, through the pseudonym (kept in memory, never written)
+    position = {str(p): i for i, p in enumerate(release.pseudonym)}
+    rows = written["patient_id"].map(position)
+    assert rows.notna().all()
+    rho = spearmanr(rows.astype(int), np.arange(len(written))).statistic
+    assert abs(rho) < 0.15, rho  # 400 entities: the sd of rho under a random order is 0.05
+    groups = written[["age", "sex", "zip"]].astype(str).agg("|".join, axis=1).to_numpy()
+    assert (groups[1:] == groups[:-1]).mean() < 0.2
