@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -21,6 +22,7 @@ from microrelease.app.cli_output import (
     finish,
     install_signal_handlers,
     protected_paths,
+    refuse_hierarchy_names,
 )
 from microrelease.core import (
     POLICIES,
@@ -304,6 +306,7 @@ def cmd_release(args) -> int:
     path, qi, hierarchy_dir = _resolve_data(args)
     protected = _protected(args, path, qi, hierarchy_dir)
     file_target(args.out, protected=protected, force=args.force)  # refused before any work, not after
+    refuse_hierarchy_names(args.out, hierarchy_dir, [*qi, *_split(args.sensitive)])
     weights = _weights(args.weights, args.policy)
     with_models = _models(args)
     dataset = with_models[0] if with_models else _summarize(args)
@@ -321,11 +324,10 @@ def cmd_release(args) -> int:
         node = answer.preferred(args.policy, weights).vector
         spec = NodeRelease(dataset, node, args.k, max_sup, sensitive, models, f"policy {args.policy}",
                            args.policy, weights)
-    bar = ProgressBar(f"writing release ({getattr(dataset.engine, 'name', 'pandas') if not with_models else 'pandas'})",
-                      args.quiet)
+    bar = ProgressBar(f"writing release ({'pandas' if with_models else dataset.engine.name})", args.quiet)
     try:
         published = spec.write(args.out, sep=args.out_sep, escape=args.escape_formulas, force=args.force,
-                               protected=protected, progress=bar)
+                               protected=protected, list_classes=max(0, args.list_suppressed), progress=bar)
     finally:
         bar.close()
     c = published.data["counts"]
@@ -444,12 +446,13 @@ def cmd_sequential(args) -> int:
     bar = ProgressBar("grouping entities", args.quiet)
     try:
         release = anonymize_sequential(data, args.k, weights=weights, variant=args.variant,
-                                       relative_time=args.relative_time, rng=args.seed, progress=bar)
+                                       relative_time=args.relative_time, progress=bar)
     finally:
         bar.close()
     published = write_sequential(release, data, args.out, parameters={"variant": args.variant,
                                                                       "weights": vars(weights)},
-                                 force=args.force, protected=protected, escape=args.escape_formulas)
+                                 force=args.force, protected=protected, escape=args.escape_formulas,
+                                 inputs=[args.entities, args.events])
     report = published.data
     return finish(published, args, f"wrote {report['output']['entities']} entities and {report['output']['events']} "
                                    f"events to {args.out}; every entity shares both parts with >= "
@@ -487,6 +490,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output .csv or .parquet; the report goes to OUT.report.json")
     p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
     add_output_options(p)
+    p.add_argument("--list-suppressed", type=int, default=0, metavar="N",
+                   help="list up to N suppressed classes in the report (they single out outliers: keep such a "
+                        "report private); default: their number only")
     p.add_argument("--json", action="store_true", help="print the report")
     p.set_defaults(func=cmd_release)
 
@@ -544,7 +550,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--w-sequence", type=float, default=0.5, help="weight of the sequence loss in F")
     p.add_argument("--w-time", type=float, default=1.0, help="weight of time differences in the alignment")
     p.add_argument("--relative-time", action="store_true", help="release visit ranks instead of time intervals")
-    p.add_argument("--seed", type=_seed, default=None, help="seed of the pseudonyms' order")
     p.add_argument("-o", "--out", required=True, help="output folder: entities.csv, events.csv, report.json")
     add_output_options(p, folder=True)
     p.add_argument("--quiet", action="store_true")
@@ -571,18 +576,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     previous = signal.getsignal(signal.SIGTERM)
-    install_signal_handlers()
+    if args.command != "app":  # the server stops on SIGTERM as servers do; commands clean up first
+        install_signal_handlers()
     try:
         return args.func(args)
     except KeyboardInterrupt:
-        print("microrelease: interrupted; temporary files removed, no release written", file=sys.stderr)
+        print("microrelease: interrupted (SIGINT); temporary files removed, nothing left half-written", file=sys.stderr)
         return 130
     except Terminated:
-        print("microrelease: terminated; temporary files removed, no release written", file=sys.stderr)
+        print("microrelease: terminated (SIGTERM); temporary files removed, nothing left half-written", file=sys.stderr)
         return 143
     except (MicroreleaseError, ValueError, TypeError) as exc:
         print(f"microrelease: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `... --json | head`: the reader left; nothing to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as exc:  # a full disk or a folder we may not read: one line naming the path
         print(f"microrelease: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2

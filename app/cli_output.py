@@ -56,6 +56,18 @@ def protected_paths(data: Iterable[str | Path | None], hierarchies: Iterable[str
     return paths
 
 
+def refuse_hierarchy_names(out: str | Path, hierarchy_dir: str | Path | None, attributes: Iterable[str]) -> None:
+    """An output named like a hierarchy file in the hierarchy folder would be read as one next time."""
+    from microrelease.core.exceptions import OutputError
+
+    out = Path(out)
+    if hierarchy_dir and out.parent.resolve() == Path(hierarchy_dir).resolve():
+        clash = [a for a in attributes if out.name == f"{a}.csv" or out.name.endswith(f"_hierarchy_{a}.csv")]
+        if clash:
+            raise OutputError(f"{out} would be read as the hierarchy of {clash[0]!r} from {hierarchy_dir} next time; "
+                              "choose another name (nothing was written)")
+
+
 def finish(published: Published, args, summary: str) -> int:
     """Warn about formula cells, then print the report (--json) or ``summary`` and the checks."""
     report = published.data

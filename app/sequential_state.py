@@ -34,7 +34,7 @@ def hospital() -> SequentialData:
 @lru_cache(maxsize=16)
 def release_for(k: int, relational_only: bool = False):
     data = hospital()
-    release = anonymize_sequential(data, k, relational_only=relational_only, rng=1)
+    release = anonymize_sequential(data, k, relational_only=relational_only)
     attack = linkage_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=300)
     shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,
                            sequence_key="visit_id", order_by="day", code="code")

@@ -4,6 +4,9 @@
 policy). Every change of the question is answered from the profile (``microrelease.core.query``),
 never by re-reading the data. What the lattice view draws is derived here too, so the browser and
 the tests see the same thing.
+
+What the dashboard exports is :meth:`Explorer.release_spec`: the same ``NodeRelease`` the CLI's
+``release`` builds for the same question, so the file is the release the screen shows.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from microrelease.core.privacy_models import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from microrelease.core.release import NodeRelease
 from microrelease.core.search import FindVectorResult
 from microrelease.core.sensitive_profile import (
     SensitiveFrequency,
@@ -80,6 +84,10 @@ class Explorer(param.Parameterized):
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
         super().__init__(**params)
         self._drawn_key, self._drawn, self._loading = None, None, False
+        # The sensitive frequency and the (rebuilt) privacy models the current profile was built
+        # with: release(), explain() and release_spec() use these very objects (None / () without models).
+        self.applied_sensitive: SensitiveFrequency | None = None
+        self.applied_models: tuple = ()
         if dataset is not None:
             self.load(dataset, profile)
 
@@ -102,6 +110,7 @@ class Explorer(param.Parameterized):
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
                 self.dataset, self.profile = dataset, profile
+                self.applied_sensitive, self.applied_models = None, ()
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
                 self.param.sensitive.objects = ["", *others]
@@ -144,6 +153,7 @@ class Explorer(param.Parameterized):
         if self.dataset is None or self._loading:
             return
         models = self.models()
+        applied: tuple[SensitiveFrequency | None, tuple] = (None, ())
         if not models or not self.sensitive:
             profile, message = self.plain_profile, "" if not models else "Choose a sensitive attribute for the models."
         else:
@@ -152,10 +162,12 @@ class Explorer(param.Parameterized):
                 models = [TCloseness(m.t, m.distance, sf.hierarchy, sf.ground_order) if isinstance(m, TCloseness)
                           else m for m in models]
                 profile, message = build_model_profile(self.dataset, sf, models), ""
+                applied = (sf, tuple(models))
             except MicroreleaseError as exc:
                 profile, message = self.plain_profile, f"Privacy models not applied: {exc}"
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
+            self.applied_sensitive, self.applied_models = applied
             self.profile, self.selected = profile, None
             self.answer, self.preferred, self.message = answer, preferred, message or note
 
@@ -256,17 +268,58 @@ class Explorer(param.Parameterized):
     def release(self, node: int | None = None) -> GeneralizedTable:
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
         node = self.selected if node is None else node
-        models = self.profile.models
-        sensitive = self.sensitive_frequency() if models else None
-        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive=sensitive, models=models)
+        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive=self.applied_sensitive,
+                          models=self.applied_models)
 
     def explain(self, node: int | None = None) -> pd.DataFrame:
         """The classes of ``node`` (default: selected) that fail a privacy model, with their distributions."""
         node = self.selected if node is None else node
-        if not self.profile.models or node is None:
+        if not self.applied_models or node is None:
             return pd.DataFrame()
-        return explain_node(self.dataset, self.sensitive_frequency(), self.lattice.node(node), self.profile.models,
+        return explain_node(self.dataset, self.applied_sensitive, self.lattice.node(node), self.applied_models,
                             k=self.k)
+
+    # --- export: the CLI's release decision ------------------------------------------------------
+    def export_node(self) -> int | None:
+        """The node an export writes: the selected one, else the policy's preferred one (None: neither)."""
+        return self.selected if self.selected is not None else self.preferred
+
+    def release_spec(self, node: int | None = None) -> NodeRelease:
+        """The release decision of the current state, built exactly as ``microrelease release`` builds it.
+
+        ``node`` (default: the selected node) is released as ``--node`` does (chosen_by "node"); with
+        no node and no selection, the policy's preferred node (chosen_by "policy NAME", with the
+        policy and its weights). MaxSup, the sensitive attribute and the privacy models are those
+        the current profile (and so the screen) was computed with. Raises NoSolutionError when
+        there is nothing to release.
+        """
+        if self.dataset is None or self.answer is None:
+            raise NoSolutionError("no data loaded: nothing to release")
+        node = self.selected if node is None else node
+        data, k, max_sup, sensitive, models = (self.dataset, self.k, self.max_sup, self.applied_sensitive,
+                                               self.applied_models)
+        if node is not None:
+            return NodeRelease(data, self.lattice.node(int(node)), k, max_sup, sensitive, models)
+        if self.preferred is None:
+            raise NoSolutionError(self.message or f"no node satisfies k={k} with MaxSup={max_sup}")
+        return NodeRelease(data, self.lattice.node(self.preferred), k, max_sup, sensitive, models,
+                           f"policy {self.policy}", self.policy,
+                           dict(self.weights) if self.policy == "weighted" and self.weights else None)
+
+    def export_refusal(self, node: int | None) -> str:
+        """Why ``node`` cannot be exported ('' when it can). From the answer the screen shows; the
+        core refuses the same nodes (more suppressed rows than MaxSup, model failures included)."""
+        if self.answer is None:
+            return "Nothing to export: no data loaded."
+        if node is None:
+            return "Nothing to export: " + (self.message or "no node is selected and none satisfies the question.")
+        r = self.answer.node(int(node))
+        if r.satisfies:
+            return ""
+        text = (f"Node {list(r.vector)} cannot be exported: it does not satisfy k = {self.k} within MaxSup = "
+                f"{self.max_sup} (it needs {r.suppressed} suppressed rows)")
+        failing = self.failing_models(int(node))
+        return text + (f"; it fails the privacy models: {failing}." if failing else ".")
 
     def summary(self) -> str:
         """One paragraph for the page, with stable element ids the browser tests read."""

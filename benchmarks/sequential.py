@@ -39,7 +39,7 @@ def child(task: dict) -> dict:
     anonymize_sequential(load_small(data), 2)  # load the compiled cost function
     base = reset_peak()
     t = time.perf_counter()
-    release = anonymize_sequential(data, task["k"], variant=task.get("variant", "greedy"), rng=1)
+    release = anonymize_sequential(data, task["k"], variant=task.get("variant", "greedy"))
     seconds = time.perf_counter() - t
     extra = rss_mb("VmHWM") - base
     shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,

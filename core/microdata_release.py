@@ -21,6 +21,7 @@ from microrelease.core.information_loss import information_loss
 from microrelease.core.linkage import linkage_attack
 from microrelease.core.microaggregation import Microaggregation
 from microrelease.core.output import Check, Published
+from microrelease.core.output.cells import escape_formulas
 from microrelease.core.output.table import input_name, publish_table, same_rows
 from microrelease.core.release import check_k_anonymity
 
@@ -85,6 +86,7 @@ def write_microaggregation(
         "output": {"format": "csv", "rows": len(result.released), "columns": list(result.released.columns),
                    "row_order": "random (drawn from OS entropy)"},
     }
+    original = escape_formulas(result.original) if escape else result.original  # as the file should hold it
     return publish_table(result.released, out,
-                         lambda back, written: _verify(result, back, written, result.original, identifiers), body,
+                         lambda back, written: _verify(result, back, written, original, identifiers), body,
                          sep=sep, escape=escape, force=force, source=source, protected=protected)

@@ -28,7 +28,7 @@ from microrelease.core.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
 from microrelease.core.output import Check, Published, Verified, file_target, publish, with_formula_check
-from microrelease.core.output.cells import escape_formulas
+from microrelease.core.output.cells import escape_formulas, formula_mask, refuse_formula_headers
 from microrelease.core.profile import ClassStats
 from microrelease.core.summary import TableSummary
 from microrelease.core.validation import check_k
@@ -171,8 +171,11 @@ def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
     frame["reason"] = ["; ".join([f"fails {m}" for m, f in suppression.failing.items() if f[c]]
                                  or [f"smaller than k={suppression.k}"]) for c in chosen]
     frame = frame.sort_values(["size", *data.quasi_identifiers], kind="stable")
-    return {"classes_total": len(frame), "classes_listed": min(limit, len(frame)),
-            "classes": frame.head(limit).to_dict(orient="records")}
+    listed = {"classes_total": len(frame), "classes_listed": min(limit, len(frame))}
+    if limit:  # they single out the outliers: only when the data steward asks, for a report kept private
+        listed |= {"classes": frame.head(limit).to_dict(orient="records"),
+                   "note": "these classes single out outliers of the input: keep this report private"}
+    return listed
 
 
 @dataclass(frozen=True, eq=False)
@@ -220,7 +223,7 @@ def write_release(
     escape: bool = False,
     force: bool = False,
     protected: Sequence[str | Path] = (),
-    list_classes: int = 1000,
+    list_classes: int = 0,
     progress=None,
     should_stop=None,
 ) -> Published:
@@ -232,6 +235,8 @@ def write_release(
     InvalidParameterError says by how much. ``escape``: write formula cells with a leading ``'``.
     ``force`` replaces a previous release of this tool at ``out``; nothing else is ever overwritten.
     ``protected``: paths that must not be written (hierarchy files); the input is always protected.
+    ``list_classes``: list up to that many suppressed classes (generalized values, size, reason) in the
+    report; 0 (default) gives their number only, as a listing singles out the input's outliers.
     """
     node = data.lattice.check_node(node)
     k = check_k(k, data.n_rows)
@@ -239,6 +244,8 @@ def write_release(
         raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
     source = _source(data)
     target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
+    if escape:
+        refuse_formula_headers(data.schema.output_columns(list(_columns(data))))
     suppression = node_suppression(data, node, k, sensitive=sensitive, models=models)
     counts = suppression.counts(data.n_rows)
     if max_sup is not None and counts["suppressed_rows"] > max_sup:
@@ -279,7 +286,10 @@ def write_release(
 def _input_paths(data) -> list[Path]:
     if isinstance(data, Dataset):
         return [Path(data.source)] if data.source and data.source != "<DataFrame>" else []
-    return list(data.source.paths)
+    paths = list(data.source.paths)
+    if len(paths) > 1:  # partitions: a release written among them would be read as one next time
+        paths += sorted({p.parent for p in paths})
+    return paths
 
 
 def _input_name(data) -> str:
@@ -287,6 +297,7 @@ def _input_name(data) -> str:
     paths = _input_paths(data)
     if not paths:
         return "<DataFrame>"
+    paths = [p for p in paths if not p.is_dir()]
     return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
 
 
@@ -319,9 +330,24 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, suppressi
     if models and rows:
         table = classes.pivot_table(index=list(plan.qi), columns=sensitive.attribute, values=COUNT,
                                     aggfunc="sum", fill_value=0)
-        counts = table.reindex(columns=list(sensitive.labels), fill_value=0).to_numpy(dtype=float)
+        labels = pd.Series(list(sensitive.labels), dtype=object)
+        if plan.escape:  # the file holds the sensitive values as written, formula cells escaped
+            labels = escape_formulas(labels.to_frame("v"))["v"]
+        counts = table.reindex(columns=labels.tolist(), fill_value=0).to_numpy(dtype=float)
         for model in models:
             failing = int((~model.passes(counts, sensitive.table_counts)).sum())
             checks.append(Check(model.describe(), failing == 0,
                                 f"all {len(counts)} classes pass" if not failing else f"{failing} classes fail"))
-    return with_formula_check(checks, engine.formula_cells(written, columns), plan.escape)
+    # The cells of the columns grouped above are counted on the groups; only the others are scanned.
+    grouped = [*plan.qi, *extra]
+    counts = classes[COUNT].to_numpy()
+    found = {}
+    for name in grouped:
+        text = classes[name].astype(str)
+        unescaped = formula_mask(text)
+        escaped = text.str.startswith("'").to_numpy(dtype=bool) & formula_mask(text.str.slice(1))
+        if unescaped.any() or escaped.any():
+            found[name] = (int(counts[unescaped].sum()), int(counts[escaped].sum()))
+    others = [c for c in columns if c not in grouped]
+    found |= engine.formula_cells(written, others) if others else {}
+    return with_formula_check(checks, found, plan.escape, columns)

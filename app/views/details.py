@@ -68,8 +68,12 @@ class NodeDetails(pn.viewable.Viewer):
             backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     def __panel__(self):
-        histogram = pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width", min_height=240,
-                                      visible=self.explorer.selected is not None)
+        # Shown and hidden through a layout, not the HoloViews pane itself: a tap sets ``selected`` inside
+        # a HoloViews stream callback, and the pane would then update its Bokeh figure without the
+        # document lock (bokeh's "_pending_writes should be non-None" error, which broke later taps).
+        histogram = pn.Column(pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width",
+                                                min_height=240),
+                              sizing_mode="stretch_width", visible=self.explorer.selected is not None)
         self.explorer.param.watch(lambda ev: setattr(histogram, "visible", ev.new is not None), ["selected"])
         return pn.Column(
             self.metrics,

@@ -15,7 +15,6 @@ from microrelease.app.micro_state import MicroExplorer
 from microrelease.app.views.common import CANVAS
 from microrelease.core.microaggregation import METHODS
 from microrelease.core.microdata_release import write_microaggregation
-from microrelease.core.release import report_path
 from microrelease.core.samples import microdata_sample
 
 RISK_TITLES = {"linkage": "Records re-identified by linkage",
@@ -29,6 +28,7 @@ class Microaggregation(pn.viewable.Viewer):
     def __init__(self, **params):
         params.setdefault("state", MicroExplorer())
         super().__init__(**params)
+        self._cache: tuple | None = None  # (result, csv bytes, report bytes) of the last write
         s = self.state
         self.sample = pn.widgets.Select.from_param(s.param.sample, label="Data set", css_classes=["micro-sample"])
         self.method = pn.widgets.RadioButtonGroup.from_param(s.param.method, label="Method",
@@ -74,12 +74,18 @@ class Microaggregation(pn.viewable.Viewer):
         )
 
     def files(self) -> tuple[bytes, bytes]:
-        """(CSV bytes, report JSON bytes), written and re-checked by the core."""
-        s = microdata_sample(self.state.sample)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = Path(tmp) / "microaggregated.csv"
-            write_microaggregation(self.state.result, out, identifiers=s.identifiers, source=s.file)
-            return out.read_bytes(), report_path(out).read_bytes()
+        """(CSV bytes, report JSON bytes) of one write of the current result, re-checked by the core.
+
+        Rows are shuffled on every write and the report carries the CSV's checksum, so both
+        downloads are served from the same write (kept until the result changes)."""
+        result = self.state.result
+        if self._cache is None or self._cache[0] is not result:
+            s = microdata_sample(self.state.sample)
+            with tempfile.TemporaryDirectory() as tmp:
+                published = write_microaggregation(result, Path(tmp) / "microaggregated.csv",
+                                                   identifiers=s.identifiers, source=s.file)
+                self._cache = (result, published.target.files[0].read_bytes(), published.target.report.read_bytes())
+        return self._cache[1], self._cache[2]
 
     def _csv(self):
         return io.BytesIO(self.files()[0])

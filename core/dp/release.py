@@ -17,6 +17,7 @@ from microrelease.core.dataset import frame_checksum
 from microrelease.core.dp.microdata import DPRelease
 from microrelease.core.information_loss import information_loss
 from microrelease.core.output import Check, Published
+from microrelease.core.output.cells import escape_formulas
 from microrelease.core.output.table import input_name, publish_table, same_rows
 
 
@@ -51,5 +52,6 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
         "output": {"format": "csv", "rows": len(release.released), "columns": list(release.released.columns),
                    "row_order": "random (drawn from OS entropy)"},
     }
-    return publish_table(release.released, out, lambda back, written: _checks(release, back, written, original), body,
+    as_written = escape_formulas(original) if escape else original  # as the file should hold it
+    return publish_table(release.released, out, lambda back, written: _checks(release, back, written, as_written), body,
                          sep=sep, escape=escape, force=force, source=source, protected=protected)

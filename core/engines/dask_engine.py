@@ -137,9 +137,12 @@ class DaskEngine:
         meta = apply_plan(frame._meta, plan)
         released = frame.map_partitions(apply_plan, plan, meta=meta)
         # A random partition per row, then a random order inside each: a uniformly random order.
-        keyed = released.map_partitions(_with_random_key, meta=meta.assign(**{RANDOM_KEY: np.int64(0)}))
-        mixed = keyed.shuffle(RANDOM_KEY, npartitions=max(1, released.npartitions))
-        mixed = mixed.map_partitions(_shuffled_without_key, meta=meta)
+        key = RANDOM_KEY
+        while key in plan.columns:  # a column of the input may have any name
+            key += "_"
+        keyed = released.map_partitions(_with_random_key, key, meta=meta.assign(**{key: np.int64(0)}))
+        mixed = keyed.shuffle(key, npartitions=max(1, released.npartitions))
+        mixed = mixed.map_partitions(_shuffled_without_key, key, meta=meta)
         if plan.format == "parquet":
             parts = out.with_name(out.name + ".parts")  # ours, removed below in every case
             task = mixed.to_parquet(str(parts), write_index=False, compute=False)
@@ -169,15 +172,15 @@ class DaskEngine:
         return {str(c): (int(r.unescaped), int(r.escaped)) for c, r in result.iterrows() if r.unescaped or r.escaped}
 
 
-RANDOM_KEY = "__random"
+RANDOM_KEY = "__microrelease_random"
 
 
-def _with_random_key(part: pd.DataFrame) -> pd.DataFrame:
-    return part.assign(**{RANDOM_KEY: np.random.default_rng().integers(0, 2**62, len(part))})
+def _with_random_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
+    return part.assign(**{key: np.random.default_rng().integers(0, 2**62, len(part))})
 
 
-def _shuffled_without_key(part: pd.DataFrame) -> pd.DataFrame:
-    return shuffled(part.drop(columns=[RANDOM_KEY]))
+def _shuffled_without_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
+    return shuffled(part.drop(columns=[key]))
 
 
 def _formula_counts(part: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ from microrelease.core.engines.base import ReleasePlan, apply_plan, partial_freq
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
 from microrelease.core.output.cells import formula_cells, shuffled
+from microrelease.core.output.table import write_csv
 
 
 def _read(path: Path, fmt: str, sep: str) -> pd.DataFrame:
@@ -49,7 +50,7 @@ class PandasEngine:
         if plan.format == "parquet":
             released.to_parquet(out, index=False)
         else:
-            released.to_csv(out, index=False, sep=plan.sep)
+            write_csv(released, out, plan.sep)
 
     def formula_cells(self, source, columns):
         return formula_cells(self._frame(source)[list(columns)])

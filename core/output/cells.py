@@ -75,10 +75,30 @@ def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: bool):
-    """``checks`` plus the formula-cell check, and the report's entry (cells per column)."""
+def formula_headers(columns) -> list[str]:
+    """Column names a spreadsheet would run as formulas (the header row is cells too)."""
+    names = pd.Series([str(c) for c in columns], dtype=object)
+    return names[formula_mask(names)].tolist() if len(names) else []
+
+
+def refuse_formula_headers(columns) -> None:
+    """Escaping cells but not the header would leave a formula in the file: a renamed column is the
+    user's call, so such a header is refused by name."""
+    from microrelease.core.exceptions import InvalidParameterError
+
+    bad = formula_headers(columns)
+    if bad:
+        raise InvalidParameterError(f"column name(s) {bad} would run as formulas in a spreadsheet; rename them "
+                                    "before releasing with escaped formulas")
+
+
+def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: bool, columns=()):
+    """``checks`` plus the formula-cell check, and the report's entry (cells per column, and header
+    cells among ``columns``)."""
     from microrelease.core.output.publish import Check, Verified
 
+    headers = formula_headers(columns)
+    found = {**found, **{f"<header> {h}": (1, 0) for h in headers}}
     unescaped = sum(u for u, _ in found.values())
     escaped = sum(e for _, e in found.values())
     check = Check("formula cells escaped" if escape else "formula cells counted", not (escape and unescaped),

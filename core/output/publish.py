@@ -130,8 +130,8 @@ def _take_lock(target: Target, made: list[Path]) -> Path:
         fd = os.open(target.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
         _remove_made(made)
-        raise OutputError(f"another microrelease is writing {target.path} (lock {target.lock}); if none is "
-                          "running, delete the lock file (nothing was written)") from None
+        raise OutputError(f"another microrelease is writing {target.path} (lock {target.lock}"
+                          f"{_lock_owner(target.lock)}) (nothing was written)") from None
     except OSError as exc:
         _remove_made(made)
         raise OutputError(f"cannot write in {target.path.parent}: {exc.strerror} (nothing was written)") from None
@@ -144,6 +144,18 @@ def _take_lock(target: Target, made: list[Path]) -> Path:
         raise OutputError(f"cannot write in {target.path.parent}: {exc.strerror} (nothing was written; "
                           "previous files are untouched)") from None
     return target.lock
+
+
+def _lock_owner(lock: Path) -> str:
+    """Who holds a lock: a running process, or one gone (then the lock is stale: say so)."""
+    try:
+        pid = int(lock.read_text().strip())
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f", left by process {pid}, which is no longer running: delete the lock file"
+    except (OSError, ValueError):
+        return "; if no microrelease is running, delete the lock file"
+    return f", held by running process {pid}"
 
 
 def _make_folders(folder: Path, made: list[Path]) -> None:

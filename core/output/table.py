@@ -7,11 +7,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.output.cells import escape_formulas, formula_cells, shuffled, with_formula_check
+from microrelease.core.output.cells import (
+    escape_formulas,
+    formula_cells,
+    refuse_formula_headers,
+    shuffled,
+    with_formula_check,
+)
 from microrelease.core.output.publish import Check, Published, publish
 from microrelease.core.output.target import file_target
 
-# (table read back, table as written) -> the method's own checks on the written file
+# (table read back, the input's rows as the file should hold them: formula cells escaped if asked)
+# -> the method's own checks on the written file
 TableChecks = Callable[[pd.DataFrame, pd.DataFrame], Sequence[Check]]
 
 
@@ -19,21 +26,31 @@ def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, 
                   escape: bool = False, force: bool = False, source: str = "<DataFrame>",
                   protected: Sequence[str | Path] = ()) -> Published:
     """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
-    run ``checks`` and the formula-cell count on it, and put it in place with its report."""
+    run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
+    get the table read back and ``released`` as written (escaped if asked), in its original order."""
     target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)
-    table = shuffled(released)
     if escape:
-        table = escape_formulas(table)
+        refuse_formula_headers(released.columns)
+        released = escape_formulas(released)
+    table = shuffled(released)
     name = target.names[0]
 
     def write(paths):
-        table.to_csv(paths[name], index=False, sep=sep)
+        write_csv(table, paths[name], sep)
 
     def verify(paths):
         back = pd.read_csv(paths[name], sep=sep, dtype=str, keep_default_na=False)
-        return with_formula_check(list(checks(back, table)), formula_cells(back), escape)
+        return with_formula_check(list(checks(back, released)), formula_cells(back), escape, back.columns)
 
     return publish(target, write, verify, body)
+
+
+def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:
+    """CSV as pandas writes it, but a cell holding a carriage return is quoted too (Python's csv
+    quotes what holds a character of the line terminator, so CR LF lines are used then)."""
+    text = [c for c in table.columns if pd.api.types.is_object_dtype(table[c]) or pd.api.types.is_string_dtype(table[c])]
+    has_cr = any(table[c].astype(str).str.contains("\r", regex=False).any() for c in text)
+    table.to_csv(path, index=False, sep=sep, lineterminator="\r\n" if has_cr else "\n")
 
 
 def input_name(source: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,11 +57,24 @@ class Target:
 
     @property
     def lock(self) -> Path:
-        return self.path.parent / f".{self.path.name}.lock"
+        """One lock per report: ``out.csv`` and ``out.parquet`` share ``out.report.json``, so they
+        share the lock too."""
+        if self.kind == "folder":
+            return self.path.parent / f".{self.path.name}.lock"
+        return self.folder / f".{self.report.name}.lock"
 
 
 def _resolved(path: str | Path) -> Path:
-    return Path(os.path.abspath(os.path.expanduser(str(path))))
+    """The real folder (symbolic links followed) and the name as given: an output is never written
+    through a link into someone else's file, and an input reached through a link is still protected."""
+    path = Path(os.path.abspath(str(path)))
+    if not path.name:
+        raise OutputError(f"{path} is not a file name; give one for the release (nothing was written)")
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(os.path.abspath(str(path))))
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -81,14 +95,16 @@ def previous_release(target: Target) -> dict | None:
 def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force: bool = False) -> Target:
     """The target of a one-file release (CSV or Parquet), checked; OutputError says why not."""
     path = _resolved(out)
-    return check_target(Target(path, "file", (path.name,), force, tuple(_resolved(p) for p in protected)))
+    if path.name.endswith(".report.json") or path.name == FOLDER_REPORT:
+        raise OutputError(f"{out}: a release's data file cannot be named like a report (nothing was written)")
+    return check_target(Target(path, "file", (path.name,), force, tuple(_real(p) for p in protected)))
 
 
 def folder_target(out: str | Path, names: Sequence[str], *, protected: Iterable[str | Path] = (),
                   force: bool = False) -> Target:
     """The target of a release made of several files in one folder, checked."""
     path = _resolved(out)
-    return check_target(Target(path, "folder", tuple(names), force, tuple(_resolved(p) for p in protected)))
+    return check_target(Target(path, "folder", tuple(names), force, tuple(_real(p) for p in protected)))
 
 
 def check_target(target: Target) -> Target:
@@ -111,7 +127,7 @@ def check_target(target: Target) -> Target:
 def _refuse_protected(target: Target) -> None:
     """No written path may be an input; a folder target may not hold one; nothing is written into an
     input folder (its next read would take the release for a partition)."""
-    written = (*target.files, target.report, target.path)
+    written = tuple(_real(p) for p in (*target.files, target.report, target.path))
     for p in target.protected:
         clash = p in written or (target.kind == "folder" and _inside(p, target.path)) or (
             p.is_dir() and _inside(target.path, p))
@@ -126,11 +142,17 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
         return
     report = previous_release(target)
     ours = {target.report, *target.files}
-    if report is None or any(p not in ours for p in present):
-        strangers = [p for p in present if p not in ours] or present
-        raise OutputError(f"{strangers[0]} exists and is not part of a release written by {TOOL}; "
-                          "it is never overwritten: choose another output (nothing was written)")
+    strangers = [p for p in present if p not in ours]
+    if report is None or strangers:
+        stranger = (strangers or present)[0]
+        left = re.fullmatch(r"\..+\.(partial|lock)-?(\d*).*", stranger.name)
+        why = (f"is a temporary file left by an interrupted {TOOL} run; delete it if no {TOOL} is running"
+               if left else f"exists and is not part of a release written by {TOOL}; it is never overwritten")
+        raise OutputError(f"{stranger} {why}: choose another output (nothing was written)")
     listed = {f.get("name"): f.get("checksum") for f in report.get("output", {}).get("files", [])}
+    if set(listed) != set(target.names):
+        raise OutputError(f"{target.report} is the report of the release {sorted(listed)}, not of {target.path.name}; "
+                          "choose another output name (nothing was written)")
     for path in target.files:
         if path.exists() and listed.get(path.name) != file_checksum(path):
             raise OutputError(f"{path} changed after {TOOL} wrote it (its checksum differs from its report's); "

@@ -24,7 +24,6 @@ import pandas as pd
 from microrelease.core.hierarchies import Hierarchy
 from microrelease.core.sequential.cost import node_ncp
 from microrelease.core.sequential.model import SequentialData
-from microrelease.core.validation import check_rng
 
 
 class _Tree:
@@ -130,10 +129,12 @@ class SequentialRelease:
 
 
 def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time: float = 1.0,
-                     relative_time: bool = False, sequences: bool = True, rng=None) -> SequentialRelease:
+                     relative_time: bool = False, sequences: bool = True) -> SequentialRelease:
     """Generalize every group on both parts and build the output tables. ``sequences=False`` leaves
     the sequences as they are (the relational-only baseline the attack is compared with)."""
-    generator = check_rng(rng)
+    # Pseudonyms from OS entropy, never from a user's seed: with the seed, anyone could map every
+    # pseudonym back to its input position.
+    generator = np.random.default_rng()
     n = data.n_entities
     names = np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
     times = data.visit_time

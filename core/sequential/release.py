@@ -13,8 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from microrelease.core.dataset import file_checksum
 from microrelease.core.output import Check, Published, Verified, folder_target, publish, with_formula_check
-from microrelease.core.output.cells import escape_formulas, formula_cells, shuffled
+from microrelease.core.output.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
+from microrelease.core.output.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
@@ -25,7 +27,7 @@ from microrelease.core.validation import check_k
 
 def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights | None = None,
                          variant: str = "greedy", relative_time: bool = False, relational_only: bool = False,
-                         rng=None, progress=None) -> SequentialRelease:
+                         progress=None) -> SequentialRelease:
     """k-anonymize ``data`` over both parts (``relational_only``: group and generalize the relational
     part alone and leave the sequences as they are, the baseline)."""
     k = check_k(k, data.n_entities)
@@ -34,16 +36,18 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
         weights = CostWeights(relational=1.0, sequence=0.0, time=weights.time)
     groups = group_entities(CostModel(data, weights), k, variant=variant, progress=progress)
     return anonymize_groups(data, groups, k, w_time=weights.time, relative_time=relative_time,
-                            sequences=not relational_only, rng=rng)
+                            sequences=not relational_only)
 
 
 def write_sequential(release: SequentialRelease, data: SequentialData, outdir: str | Path, *,
                      attack_m: int = 2, parameters: dict | None = None, force: bool = False,
-                     protected: Sequence[str | Path] = (), escape: bool = False) -> Published:
+                     protected: Sequence[str | Path] = (), escape: bool = False,
+                     inputs: Sequence[str | Path] = ()) -> Published:
     """Write the anonymized tables and the report (see the module docstring) through the one release
     path: into a new or empty folder (or over a previous release there, with ``force``), rows of both
-    tables in random order, the report last."""
-    target = folder_target(outdir, ("entities.csv", "events.csv"), protected=protected, force=force)
+    tables in random order, the report last. ``inputs``: the input files, named in the report with
+    their checksums (and protected)."""
+    target = folder_target(outdir, ("entities.csv", "events.csv"), protected=[*inputs, *protected], force=force)
     entities = shuffled(release.entities)
     # Events stay in their entity's order (the order of codes in a visit is data); the entities'
     # blocks come in an order of their own, drawn at random like the entity table's.
@@ -51,12 +55,13 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
     rank = release.events[data.entity_id].astype(str).map(blocks).to_numpy()
     events = release.events.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
     if escape:
+        refuse_formula_headers([*entities.columns, *events.columns])
         entities, events = escape_formulas(entities), escape_formulas(events)
     tables = {"entities.csv": entities, "events.csv": events}
 
     def write(paths):
         for name, table in tables.items():
-            table.to_csv(paths[name], index=False)
+            write_csv(table, paths[name])
 
     def verify(paths):
         ents = pd.read_csv(paths["entities.csv"], dtype=str, keep_default_na=False)
@@ -75,7 +80,7 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
         found = {f"entities.csv:{c}": v for c, v in formula_cells(ents).items()}
         found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
         attack = linkage_attack(data, ents, evs, release.pseudonym, m=attack_m)
-        verified = with_formula_check(checks, found, escape)
+        verified = with_formula_check(checks, found, escape, [*ents.columns, *evs.columns])
         attack_facts = {"attack": {"codes_known": attack_m, "success_rate": round(attack, 6),
                                    "bound_1_over_k": 1 / release.k},
                         "check": {"smallest_shared_set": smallest}}
@@ -90,6 +95,7 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
                    "input_events": int(len(data.codes)), "released_events": len(events),
                    "suppressed_elements": int(release.suppressed_elements.sum())},
         "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
+        "input": [{"name": Path(p).name, "checksum": file_checksum(p)} for p in inputs],
         "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
         "output": {"entities": len(entities), "events": len(events), "row_order": "random (drawn from OS entropy)"},
     }

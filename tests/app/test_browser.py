@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from browser_util import screenshot
+from browser_util import ARTIFACTS, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -36,6 +37,20 @@ Y_RANGE = """() => { const figs = []; const walk = v => { if (v.model.type === '
   for (const f of figs) for (const r of f.model.renderers) if (r.data_source && r.data_source.data.levels)
     return [f.model.y_range.start, f.model.y_range.end]; return null }"""
 
+DRAWN_WITH_STATUS = """(status) => {
+  const figs = [];
+  const walk = v => { if (v.model.type === 'Figure') figs.push(v); for (const c of v.children()) walk(c); };
+  for (const r of Bokeh.index.roots) walk(r);
+  for (const f of figs) for (const r of f.model.renderers) {
+    const d = r.data_source && r.data_source.data;
+    if (!d || !d.levels || !d.vector || !d.status) continue;
+    let best = -1;  // the highest such node: away from the frame's bottom edge
+    for (let i = 0; i < d.status.length; i++)
+      if (d.status[i] === status && (best < 0 || d.y[i] > d.y[best])) best = i;
+    if (best >= 0) return d.vector[best];
+  }
+  return null; }"""
+
 
 def set_number(page, css: str, value: float) -> None:
     box = page.locator(f"{css} input").first
@@ -45,6 +60,21 @@ def set_number(page, css: str, value: float) -> None:
 
 def errors(page) -> list[str]:
     return [m for m in page.console_msgs if "PAGEERROR" in m or (m.startswith("error") and "favicon" not in m)]
+
+
+def server_errors(since: int) -> list[str]:
+    """Error lines the served app logged after byte ``since`` of its log."""
+    text = (ARTIFACTS / "served_app.log").read_bytes()[since:].decode("utf-8", "replace")
+    return [line for line in text.splitlines() if any(w in line for w in ("ERROR", "Traceback", "Exception"))]
+
+
+@pytest.fixture(autouse=True)
+def _no_server_errors(served_app):
+    """Every test here also fails on an error the server logged while it ran."""
+    start = (ARTIFACTS / "served_app.log").stat().st_size
+    yield
+    time.sleep(0.5)  # let the server finish what the last action started
+    assert not server_errors(start), server_errors(start)
 
 
 def test_samarati_then_adult(served_app, page):
@@ -209,4 +239,72 @@ def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
     assert f"at least {shared - 1} others" in text and shared >= 10 and f"{attack:.3f}" in text
     page.locator(".seq-timelines .tabulator-row").first.wait_for()
     screenshot(page, "sequences_k10")
+    assert not errors(page), errors(page)
+
+
+def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_path):
+    import hashlib
+
+    import pandas as pd
+    from playwright.sync_api import expect
+
+    url, _ = served_app
+    page.goto(url)
+    page.wait_for_function(IDLE)
+    page.locator(".bk-tab", has_text="Data").click()
+    page.locator(".sample-select select").select_option("adult")
+    page.locator(".load-sample button").click()
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
+    page.locator(".bk-tab", has_text="Lattice").click()
+    set_number(page, ".k-input", 5)
+    page.locator("#k", has_text="5").wait_for()
+    set_number(page, ".maxsup-rows", 301)
+    page.locator("#max-sup", has_text="301").wait_for()
+    page.locator(".sensitive-select select").select_option("salary-class")
+    set_number(page, ".t-value", 0.2)
+    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=90_000)
+    page.wait_for_function(IDLE)
+
+    # tap the preferred node: the details view shows its suppressed rows
+    preferred = page.locator("#preferred").text_content()
+    xy = page.evaluate(NODE_XY, preferred)
+    assert xy is not None, f"node {preferred} is not drawn"
+    page.mouse.click(*xy)
+    page.locator("#sel", has_text=preferred).wait_for()
+    shown = int(page.locator("#sel-suppressed").text_content())
+    assert shown > 0  # classes failing 0.2-closeness go
+
+    page.locator(".bk-tab", has_text="Export").click()
+    page.locator("#export-node", has_text=preferred).wait_for()
+    assert int(page.locator("#export-suppressed").text_content()) == shown
+    with page.expect_download() as info:
+        page.locator(".download-csv button").click()
+    csv = tmp_path / "release.csv"
+    info.value.save_as(csv)
+    with page.expect_download() as info:
+        page.locator(".download-report button").click()
+    assert info.value.suggested_filename == "release.report.json"
+    report_path = tmp_path / "release.report.json"
+    info.value.save_as(report_path)
+    released = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    report = json.loads(report_path.read_text())
+    assert len(released) == 30162 - shown
+    assert report["counts"]["suppressed_rows"] == shown
+    assert report["parameters"]["privacy_models"] == ["0.2-closeness (equal distance)"]
+    assert report["node"]["vector"] == json.loads(preferred)
+    assert report["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv.read_bytes()).hexdigest()
+    screenshot(page, "adult_export_t_closeness")
+
+    # a node failing the model: the export is refused, with the reason
+    page.locator(".bk-tab", has_text="Lattice").click()
+    page.wait_for_function(f"() => ({DRAWN_WITH_STATUS})('fails privacy model') !== null")  # drawn again
+    page.wait_for_function(IDLE)
+    failing = page.evaluate(DRAWN_WITH_STATUS, "fails privacy model")
+    page.mouse.click(*page.evaluate(NODE_XY, failing))
+    page.locator("#sel", has_text=failing).wait_for()
+    page.locator(".bk-tab", has_text="Export").click()
+    page.locator("#export-refusal", has_text="0.2-closeness").wait_for()
+    expect(page.locator(".download-csv button")).to_be_disabled()
+    expect(page.locator(".download-report button")).to_be_disabled()
+    screenshot(page, "adult_export_refused")
     assert not errors(page), errors(page)

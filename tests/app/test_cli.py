@@ -55,7 +55,7 @@ def test_max_sup_share_and_weighted_policy(capsys):
 def test_release_and_check_round_trip(tmp_path, capsys):
     out_csv = tmp_path / "adult_k5.csv"
     code, out, _ = run(capsys, "release", "--sample", "adult", "--k", "5", "--max-sup", "100", "--policy",
-                       "min-suppression", "-o", str(out_csv))
+                       "min-suppression", "--list-suppressed", "1000", "-o", str(out_csv))
     assert code == 0 and "re-checked" in out
     report = json.loads((tmp_path / "adult_k5.report.json").read_text())
     assert report["output"]["rows"] == 30162 - report["counts"]["suppressed_rows"]

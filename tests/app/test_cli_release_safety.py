@@ -133,11 +133,11 @@ def test_a_previous_release_is_replaced_only_with_force_and_a_foreign_file_never
 
 def test_a_second_writer_fails_on_the_lock_and_nothing_is_touched(tmp_path, capsys):
     out = tmp_path / "out.csv"
-    lock = tmp_path / ".out.csv.lock"
+    lock = tmp_path / ".out.report.json.lock"
     lock.write_text("12345\n")
     assert main(release(out)) == 2
     assert "another microrelease is writing" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.csv.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.report.json.lock"]
 
 
 def run_cli(*args, **kwargs) -> subprocess.Popen:
@@ -243,3 +243,43 @@ def test_a_folder_that_cannot_be_written_is_named_in_one_line(tmp_path, capsys):
         assert list(mount.iterdir()) == []
     finally:
         subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_links_partitions_and_hierarchy_names_cannot_be_used_to_overwrite_inputs(tmp_path, capsys):
+    data = tmp_path / "toy"
+    shutil.copytree(TOY.folder, data)
+    (tmp_path / "alias.csv").symlink_to(data / "test.csv")
+    (tmp_path / "hier").symlink_to(data)
+    before = tree(data)
+    common = ["--qi", "age,gender,zipcode", "--hierarchy-dir", str(data), "--k", "2", "--max-sup", "2"]
+    # the input reached through a link, and an output written through a linked folder onto the input
+    assert main(["release", str(tmp_path / "alias.csv"), *common, "-o", str(data / "test.csv")]) == 2
+    assert main(["release", str(data / "test.csv"), *common, "-o", str(tmp_path / "hier" / "test.csv")]) == 2
+    # a file named like a hierarchy, in the hierarchy folder
+    for name in ("age.csv", "x_hierarchy_zipcode.csv"):
+        assert main(["release", str(data / "test.csv"), *common, "-o", str(data / name)]) == 2
+    errors = capsys.readouterr().err.splitlines()
+    assert len(errors) == 4 and all("nothing was written" in e for e in errors), errors
+    # a release written among the partitions of its input (given as a glob)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i in range(2):
+        shutil.copy(data / "test.csv", parts / f"p{i}.csv")
+    assert main(["release", str(parts / "*.csv"), *common, "-o", str(parts / "p9.csv")]) == 2
+    assert "sit in the input" in capsys.readouterr().err
+    assert tree(data) == before and sorted(p.name for p in parts.iterdir()) == ["p0.csv", "p1.csv"]
+
+
+def test_a_csv_and_a_parquet_release_do_not_share_a_report(tmp_path, capsys):
+    assert main(release(tmp_path / "same.csv")) == 0
+    report = (tmp_path / "same.report.json").read_text()
+    for extra in ((), ("--force",)):
+        assert main(release(tmp_path / "same.parquet", *extra)) == 2
+        assert "is the report of the release ['same.csv'], not of same.parquet" in capsys.readouterr().err
+    assert (tmp_path / "same.report.json").read_text() == report and not (tmp_path / "same.parquet").exists()
+
+
+def test_a_stale_lock_says_its_process_is_gone(tmp_path, capsys):
+    (tmp_path / ".out.report.json.lock").write_text("4194303\n")  # above Linux's largest pid: never running
+    assert main(release(tmp_path / "out.csv")) == 2
+    assert "left by process 4194303, which is no longer running: delete the lock file" in capsys.readouterr().err

@@ -3,6 +3,7 @@ counts the cells a spreadsheet would run as formulas."""
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 
@@ -14,7 +15,7 @@ from microrelease.app.cli import main
 def test_one_set_of_counts_under_t_closeness(tmp_path, capsys):
     out = tmp_path / "out.csv"
     assert main(["release", "--sample", "adult", "--sensitive", "salary-class", "--t-closeness", "0.2:ordered",
-                 "--k", "5", "--max-sup", "1%", "-o", str(out)]) == 0
+                 "--k", "5", "--max-sup", "1%", "--list-suppressed", "500", "-o", str(out)]) == 0
     stdout = capsys.readouterr().out.strip().splitlines()
     report = json.loads((tmp_path / "out.report.json").read_text())
     counts = report["counts"]
@@ -62,3 +63,74 @@ def test_formula_cells_are_counted_warned_and_escaped_on_request(tmp_path, capsy
         written = pd.read_csv(out, dtype=str, keep_default_na=False)
         assert sorted(written["note"]) == sorted(["'=HYPERLINK(\"x\")", "-5", "+1e3", "'@SUM(A1)"])
         assert sorted(written["other"]) == sorted(["fine", "'-x", "ok", "'\tcmd"])
+
+
+def test_escaped_releases_pass_their_own_checks_for_every_method(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"age": [30, 31, 32, 40, 41, 42], "zip": [1, 2, 3, 4, 5, 6], "income": [10, 20, 30, 40, 50, 60],
+                  "note": ["=cmd", "ok", "@x", "fine", "-y", "+z"]}).to_csv(data, index=False)
+    runs = {
+        "micro.csv": ["microaggregate", str(data), "--qi", "age,zip", "--k", "3", "--method", "mdav-id"],
+        "swap.csv": ["microaggregate", str(data), "--qi", "age,zip", "--k", "3", "--method", "mdav-swap"],
+        "dp.csv": ["dp", str(data), "--attrs", "income", "--bounds", "income=0:100", "--epsilon", "1",
+                   "--method", "laplace"],
+    }
+    for out, argv in runs.items():
+        assert main([*argv, "--escape-formulas", "-o", str(tmp_path / out)]) == 0, capsys.readouterr().err
+        written = pd.read_csv(tmp_path / out, dtype=str, keep_default_na=False)
+        assert sorted(written["note"]) == sorted(["'=cmd", "ok", "'@x", "fine", "'-y", "'+z"])
+    capsys.readouterr()
+
+
+def test_escaped_sensitive_values_still_pass_the_models(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"zip": ["94142", "94141", "94139", "94138"] * 2,
+                  "diag": ["=flu", "cold", "@a", "b", "cold", "=flu", "b", "@a"]}).to_csv(data, index=False)
+    h = tmp_path / "zip.csv"
+    h.write_text("\n".join(f"{z};{z[:4]}*;*" for z in ["94142", "94141", "94139", "94138"]) + "\n")
+    out = tmp_path / "out.csv"
+    assert main(["release", str(data), "--qi", "zip", "--hierarchy", f"zip={h}", "--sensitive", "diag",
+                 "--l-diversity", "distinct:2", "--k", "2", "--node", "1", "--escape-formulas", "-o", str(out)]) == 0
+    report = json.loads((tmp_path / "out.report.json").read_text())
+    assert {c["check"]: c["passed"] for c in report["verification"]}["distinct 2-diversity"]
+    assert report["formula_cells"]["escaped"] == 4
+    capsys.readouterr()
+
+
+def test_a_formula_column_name_is_counted_and_refused_when_escaping(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"zip": ["94142", "94141"] * 2, '=HYPERLINK("x")': ["a", "b", "c", "d"]}).to_csv(data, index=False)
+    h = tmp_path / "zip.csv"
+    h.write_text("94142;9414*;*\n94141;9414*;*\n")
+    base = ["release", str(data), "--qi", "zip", "--hierarchy", f"zip={h}", "--k", "2", "--node", "1"]
+    assert main([*base, "-o", str(tmp_path / "plain.csv")]) == 0
+    report = json.loads((tmp_path / "plain.report.json").read_text())
+    assert report["formula_cells"]["by_column"] == {'<header> =HYPERLINK("x")': {"unescaped": 1, "escaped": 0}}
+    assert "warning: 1 released cell(s)" in capsys.readouterr().err
+    assert main([*base, "--escape-formulas", "-o", str(tmp_path / "escaped.csv")]) == 2
+    assert "would run as formulas in a spreadsheet; rename them" in capsys.readouterr().err
+    assert not (tmp_path / "escaped.csv").exists()
+
+
+def test_a_carriage_return_inside_a_cell_survives_the_pandas_writers(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"zip": ["94142", "94141"] * 2, "age": [30, 31, 32, 33],
+                  "note": ["a\rb", "x", "y\r\nz", "w"]}).to_csv(data, index=False, quoting=csv.QUOTE_ALL)
+    h = tmp_path / "zip.csv"
+    h.write_text("94142;9414*;*\n94141;9414*;*\n")
+    assert main(["release", str(data), "--qi", "zip", "--hierarchy", f"zip={h}", "--k", "2", "--node", "1",
+                 "--engine", "pandas", "-o", str(tmp_path / "r.csv")]) == 0
+    assert main(["microaggregate", str(data), "--qi", "age", "--k", "2", "-o", str(tmp_path / "m.csv")]) == 0
+    for out in ("r.csv", "m.csv"):
+        written = pd.read_csv(tmp_path / out, dtype=str, keep_default_na=False)
+        assert sorted(written["note"]) == sorted(["a\rb", "x", "y\r\nz", "w"])
+    capsys.readouterr()
+
+
+def test_duckdb_writes_a_release_where_every_row_is_suppressed(tmp_path, capsys):
+    out = tmp_path / "none.csv"
+    assert main(["release", "--sample", "toy", "--k", "2", "--node", "0,0,0", "--max-sup", "7", "-o", str(out)]) == 0
+    report = json.loads((tmp_path / "none.report.json").read_text())
+    assert report["counts"]["released_rows"] == 0 and report["counts"]["suppressed_rows"] == 7
+    assert pd.read_csv(out).empty
+    capsys.readouterr()

@@ -139,3 +139,15 @@ def test_integers_with_missing_values_are_text_without_decimals():
     column = pd.Series([39, None, 7], dtype="Int64")
     assert as_text(column).tolist() == ["39", "", "7"]
     assert as_text(pd.Series([39.0, np.nan, 0.5])).tolist() == ["39", "", "0.5"]
+
+
+def test_duckdb_writes_a_four_byte_float_as_text_exactly_as_pandas_does():
+    import duckdb
+
+    from microrelease.core.engines.duckdb_engine import _text
+
+    column = pd.Series(np.array([0.1, 39.0, np.nan, -2.5e20, 1.5], dtype=np.float32))
+    con = duckdb.connect()
+    con.register("t", pd.DataFrame({"x": column}))
+    got = [r[0] for r in con.execute(f"SELECT {_text('x', 'FLOAT')} FROM t").fetchall()]
+    assert got == as_text(column).tolist()

@@ -36,7 +36,7 @@ def people():
 def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
     ds = people()
     out = tmp_path / "release.csv"
-    report = write_release(ds, (1, 1), 2, out, max_sup=2).data
+    report = write_release(ds, (1, 1), 2, out, max_sup=2, list_classes=10).data
     written = pd.read_csv(out, dtype=str)
     assert "name" not in written.columns
     assert list(written.columns) == ["zip", "sex", "diagnosis"]
@@ -44,6 +44,10 @@ def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
     assert report["counts"]["suppressed_rows"] == 1 == report["metrics"]["suppressed"]
     assert "rows" not in report["suppressed"]  # never input positions: they would single out the outliers
     assert report["suppressed"]["classes"] == [{"zip": "9410*", "sex": "*", "size": 1, "reason": "smaller than k=2"}]
+    assert "private" in report["suppressed"]["note"]
+    # by default the report counts the suppressed classes but does not list them: they single out outliers
+    default = write_release(ds, (1, 1), 2, tmp_path / "public.csv", max_sup=2).data
+    assert default["suppressed"] == {"classes_total": 1, "classes_listed": 0} and "9410*" not in json.dumps(default)
     assert len(written) == 5 == report["output"]["rows"] == report["counts"]["input_rows"] - 1
     assert check_k_anonymity(written, ["zip", "sex"], 2).is_k_anonymous
     checks = {c["check"]: c["passed"] for c in report["verification"]}

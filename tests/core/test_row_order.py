@@ -113,3 +113,27 @@ def test_sequential_releases_are_shuffled(tmp_path):
     assert abs(rho) < 0.15, rho  # 400 entities: the sd of rho under a random order is 0.05
     groups = written[["age", "sex", "zip"]].astype(str).agg("|".join, axis=1).to_numpy()
     assert (groups[1:] == groups[:-1]).mean() < 0.2
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "dask"])
+def test_internal_column_names_never_clash_with_the_input(sorted_adult, engine, tmp_path, monkeypatch):
+    from microrelease.core.engines import DuckDBEngine
+
+    path, table = sorted_adult
+    clashing = tmp_path / "clash.csv"
+    table.assign(__microrelease_bucket="x", __microrelease_random="y").to_csv(clashing, index=False)
+    if engine == "duckdb":  # force the bucket path on a small file
+        monkeypatch.setattr(DuckDBEngine, "shuffle_buckets", lambda self, source: 3)
+        options = {"engine": "duckdb"}
+    else:
+        options = {"engine": DaskEngine()}
+    data = summarize(clashing, qi=ADULT.qi, hierarchy_dir=ADULT.folder, **options)
+    out = tmp_path / "release.csv"
+    try:
+        write_release(data, NODE, 5, out)
+    finally:
+        if engine == "dask":
+            data.engine.close()
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert set(written["__microrelease_bucket"]) == {"x"} and set(written["__microrelease_random"]) == {"y"}
+    assert_order_carries_nothing(written, list(ADULT.qi))

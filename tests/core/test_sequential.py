@@ -36,12 +36,12 @@ def check(data, release):
 @pytest.mark.parametrize("k", [2, 5, 10])
 def test_hospital_release_shares_both_parts_with_k_and_defeats_the_attack(k):
     data = hospital()
-    both = anonymize_sequential(data, k, rng=1)
+    both = anonymize_sequential(data, k)
     assert check(data, both).min() >= k
     attack = linkage_attack(data, both.entities, both.events, both.pseudonym, m=2, sample=500)
     assert attack <= 1 / k + 3 * np.sqrt((1 / k) * (1 - 1 / k) / 500)
     assert 0 < both.relational_loss < 1 and 0 < both.sequence_loss <= 1
-    relational_only = anonymize_sequential(data, k, relational_only=True, rng=1)
+    relational_only = anonymize_sequential(data, k, relational_only=True)
     baseline = linkage_attack(data, relational_only.entities, relational_only.events, relational_only.pseudonym,
                               m=2, sample=500)
     assert baseline > 2 * attack + 0.1  # sequences single people out when only the relational part is protected
@@ -109,7 +109,7 @@ def test_groups_generalizations_identifiers_and_accounting(case, variant):
                            for code in codes], columns=["id", "visit", "day", "code"])
     data = load_sequential(entities, events, entity_id="id", qi=["age"], sequence_key="visit", order_by="day",
                            code="code", code_hierarchy=CODES, hierarchies={"age": AGE}, identifiers=["name"])
-    release = anonymize_sequential(data, k, variant=variant, rng=0)
+    release = anonymize_sequential(data, k, variant=variant)
     assert np.bincount(release.groups).min() >= k  # groups of at least k
     assert sorted(release.entities["id"]) == sorted(release.pseudonym)  # each entity exactly once
     assert check(data, release).min() >= k
@@ -149,4 +149,4 @@ def test_bad_input_is_named_or_documented():
     shuffled = load_sequential(entities, events.iloc[::-1], **kwargs)
     assert shuffled.visits(0) == load_sequential(entities, events, **kwargs).visits(0)
     lonely = load_sequential(pd.concat([entities, pd.DataFrame({"id": ["w"], "age": ["30"]})]), events, **kwargs)
-    assert lonely.visits(2) == [] and check(lonely, anonymize_sequential(lonely, 3, rng=0)).min() >= 3
+    assert lonely.visits(2) == [] and check(lonely, anonymize_sequential(lonely, 3)).min() >= 3

@@ -1,0 +1,138 @@
+"""Export = release: the dashboard's download is the release the screen shows (issue "Export = release").
+
+Adult, k = 5, MaxSup = 1 % (301 rows), 0.2-closeness (ordered) on salary-class: the preferred node
+suppresses 96 rows, all in classes failing the model; the exported files must say and be the same.
+The files are checked here with plain pandas, not with the core's checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from microrelease.app.state import Explorer  # noqa: E402
+from microrelease.app.views.export import Export  # noqa: E402
+from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
+
+N_ROWS, MAX_SUP = 30162, 301
+T_MODEL = "0.2-closeness (ordered distance)"
+
+
+@pytest.fixture(autouse=True)
+def _reset_panel_state():
+    yield
+    pn.state.reset()
+
+
+@pytest.fixture
+def adult_t(adult, adult_profile):
+    e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
+    e.sensitive, e.distance, e.t = "salary-class", "ordered", 0.2
+    assert not e.message and [m.describe() for m in e.profile.models] == [T_MODEL]
+    return e
+
+
+def read(csv: bytes) -> pd.DataFrame:
+    return pd.read_csv(io.BytesIO(csv), dtype=str, keep_default_na=False)
+
+
+def test_export_writes_the_node_the_screen_shows(adult_t):
+    e = adult_t
+    shown = e.answer.node(e.preferred)
+    assert shown.satisfies and shown.suppressed == 96
+    export = Export(explorer=e)
+    assert not export.csv.disabled and not export.report.disabled and export.refusal.object == ""
+    csv, report_bytes = export.files()
+    table, report = read(csv), json.loads(report_bytes)
+
+    assert len(table) == N_ROWS - 96 == report["output"]["rows"]
+    assert report["counts"]["suppressed_rows"] == 96 == shown.suppressed
+    assert report["counts"]["suppressed_by_reason"]["by_model"] == {T_MODEL: 96}
+    assert report["parameters"]["privacy_models"] == [T_MODEL]
+    assert report["parameters"]["sensitive"] == ["salary-class"]
+    assert report["parameters"]["max_sup"] == MAX_SUP and report["parameters"]["k"] == 5
+    assert report["parameters"]["chosen_by"] == "policy min-relative" and report["parameters"]["policy"] == "min-relative"
+    assert report["node"]["vector"] == list(shown.vector)
+    assert report["output"]["files"][0]["name"] == "release.csv"
+    assert report["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv).hexdigest()
+    assert "/" not in report["input"]["name"]  # a file name, no server path
+
+    # the screen shows the counts the file carries
+    assert "<span id='export-suppressed'>96</span>" in export.counts.object
+    assert f"<span id='export-released'>{N_ROWS - 96}</span>" in export.counts.object
+    assert T_MODEL in export.note.object and "preferred by min-relative" in export.note.object
+
+    # the file is k-anonymous (plain groupby) and is the table the details view previews
+    qi = list(e.dataset.quasi_identifiers)
+    assert table.groupby(qi).size().min() >= 5
+    preview = e.release(e.preferred).released.astype(str)
+    assert sorted(map(tuple, preview[table.columns].to_numpy())) == sorted(map(tuple, table.to_numpy()))
+
+    # both downloads come from one write; the next decision writes again
+    assert export.files() == (csv, report_bytes)
+    assert export._csv().read() == csv and export._report().read() == report_bytes
+    export.escape.value = True
+    csv2, report2 = export.files()
+    assert json.loads(report2)["formula_cells"]["escape_formulas"] is True
+    assert json.loads(report2)["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv2).hexdigest()
+
+
+def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
+    e = adult_t
+    e.selected = e.preferred
+    spec = e.release_spec()
+    assert (spec.chosen_by, spec.policy, spec.weights) == ("node", None, None)
+    assert spec.sensitive is e.applied_sensitive and spec.models == e.applied_models
+    assert spec.max_sup == MAX_SUP and spec.k == 5
+    report = json.loads(Export(explorer=e).files()[1])
+    assert report["parameters"]["chosen_by"] == "node" and report["parameters"]["privacy_models"] == [T_MODEL]
+    e.selected, e.policy, e.weights = None, "weighted", {"age": 3.0}
+    spec = e.release_spec()
+    assert (spec.chosen_by, spec.policy, spec.weights) == ("policy weighted", "weighted", {"age": 3.0})
+
+
+def test_distinct_2_diversity_holds_in_every_exported_class(adult, adult_profile):
+    e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
+    e.sensitive, e.l_kind, e.l = "salary-class", "distinct", 2
+    assert [m.describe() for m in e.profile.models] == ["distinct 2-diversity"]
+    csv, report = Export(explorer=e).files()
+    table = read(csv)
+    report = json.loads(report)
+    assert report["parameters"]["privacy_models"] == ["distinct 2-diversity"]
+    shown = e.answer.node(e.preferred)
+    assert len(table) == N_ROWS - shown.suppressed and report["counts"]["suppressed_rows"] == shown.suppressed
+    classes = table.groupby(list(e.dataset.quasi_identifiers))
+    assert classes["salary-class"].nunique().min() >= 2 and classes.size().min() >= 5
+
+
+def test_failing_nodes_are_refused_with_the_reason(adult_t, tmp_path):
+    e = adult_t
+    status = e.status()
+    model_fails = int(np.flatnonzero(status == 4)[0])  # k-anonymity alone would do, t-closeness does not
+    e.selected = model_fails
+    reason = e.export_refusal(model_fails)
+    rows = int(e.profile.failing_by_model[T_MODEL][model_fails])
+    assert rows > 0 and f"{T_MODEL}: {rows} rows" in reason and "MaxSup = 301" in reason
+    export = Export(explorer=e)
+    assert export.csv.disabled and export.report.disabled and reason in export.refusal.object
+    with pytest.raises(InvalidParameterError, match="cannot be exported"):
+        export.files()
+    with pytest.raises(InvalidParameterError, match="over MaxSup"):  # the core refuses the same node
+        e.release_spec().write(tmp_path / "x.csv")
+    assert not list(tmp_path.iterdir())
+
+    bottom = 0  # no generalization: far too many small classes
+    assert not e.answer.satisfying[bottom]
+    e.selected = bottom
+    assert f"needs {e.answer.node(bottom).suppressed} suppressed rows" in e.export_refusal(bottom)
+    assert export.csv.disabled
+    e.selected = e.preferred
+    assert not export.csv.disabled and e.export_refusal(e.preferred) == ""
+    assert e.export_refusal(None).startswith("Nothing to export")
