@@ -105,8 +105,8 @@ def _separator(text: str) -> str:
     return text
 
 
-def _seed(text: str) -> int:
-    """argparse type of --seed: a non-negative integer (what NumPy's generators accept)."""
+def _non_negative(text: str) -> int:
+    """argparse type of --seed (what NumPy's generators accept) and --list-suppressed."""
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"must be a non-negative integer. Got {text!r} instead.")
     return int(text)
@@ -327,7 +327,7 @@ def cmd_release(args) -> int:
     bar = ProgressBar(f"writing release ({'pandas' if with_models else dataset.engine.name})", args.quiet)
     try:
         published = spec.write(args.out, sep=args.out_sep, escape=args.escape_formulas, force=args.force,
-                               protected=protected, list_classes=max(0, args.list_suppressed), progress=bar)
+                               protected=protected, list_classes=args.list_suppressed, progress=bar)
     finally:
         bar.close()
     c = published.data["counts"]
@@ -490,7 +490,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="output .csv or .parquet; the report goes to OUT.report.json")
     p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
     add_output_options(p)
-    p.add_argument("--list-suppressed", type=int, default=0, metavar="N",
+    p.add_argument("--list-suppressed", type=_non_negative, default=0, metavar="N",
                    help="list up to N suppressed classes in the report (they single out outliers: keep such a "
                         "report private); default: their number only")
     p.add_argument("--json", action="store_true", help="print the report")
@@ -506,7 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="mdav-id", choices=sorted(METHODS), help="how groups are released")
     p.add_argument("--k-per-attribute", action="append", default=[], metavar="A=5",
                    help="ir-swap: a k of its own for confidential attribute A")
-    p.add_argument("--seed", type=_seed, default=None, help="seed of the random permutations (swap methods)")
+    p.add_argument("--seed", type=_non_negative, default=None, help="seed of the random permutations (swap methods)")
     p.add_argument("--sep", type=_separator, default=None, help="field separator of DATA (default: detected)")
     p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
     p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")
@@ -524,7 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", default="ir-mdav", choices=sorted(DP_METHODS), help="how the noise is applied")
     p.add_argument("--k", type=int, help="cluster size of the microaggregation methods")
     p.add_argument("--identifier", default="", help="identifier columns: dropped from the output")
-    p.add_argument("--seed", type=_seed, default=None, help="seed of the noise (for reproducible tests only)")
+    p.add_argument("--seed", type=_non_negative, default=None, help="seed of the noise (for reproducible tests only)")
     p.add_argument("--sep", type=_separator, default=None, help="field separator of DATA (default: detected)")
     p.add_argument("-o", "--out", required=True, help="output CSV; the report goes to OUT.report.json")
     p.add_argument("--out-sep", type=_separator, default=",", help="field separator of the output (default ,)")

@@ -56,13 +56,15 @@ class ClassStats:
     released_sq: np.ndarray
 
     @classmethod
-    def from_sizes(cls, sizes: np.ndarray, k: int) -> ClassStats:
-        """Figures of a single node (arrays of length 1) from its class sizes."""
+    def from_sizes(cls, sizes: np.ndarray, k: int, suppressed: np.ndarray | None = None) -> ClassStats:
+        """Figures of a single node (arrays of length 1) from its class sizes; ``suppressed`` marks
+        the classes removed (default: those smaller than k; with privacy models, failing ones too)."""
         sizes = np.asarray(sizes, dtype=np.int64)
-        kept = sizes[sizes >= k]
+        suppressed = sizes < k if suppressed is None else suppressed
+        kept = sizes[~suppressed]
         return cls(
             k,
-            np.array([sizes[sizes < k].sum()]),
+            np.array([sizes[suppressed].sum()]),
             np.array([len(kept)]),
             np.array([kept.min() if len(kept) else 0]),
             np.array([(kept * kept).sum()]),

@@ -8,14 +8,16 @@ DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row o
 (rows, k, MaxSup, levels, every model on every class, no identifier, formula cells), reported, and
 only then put in place. The same function serves the CLI, the dashboard's export and the API.
 
-The report lists the suppressed *classes* (generalized values, size, reason), never input row
-positions: a report beside the release would otherwise tell which input rows were outliers.
+The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
+values, size, reason) only on request, and never input row positions: a report beside the release
+would otherwise tell which people are the input's outliers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +30,7 @@ from microrelease.core.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice import Lattice, Node
 from microrelease.core.metrics import node_metrics
 from microrelease.core.output import Check, Published, Verified, file_target, publish, with_formula_check
-from microrelease.core.output.cells import escape_formulas, formula_mask, refuse_formula_headers
+from microrelease.core.output.cells import escape_column, formula_counts, refuse_formula_headers
 from microrelease.core.profile import ClassStats
 from microrelease.core.summary import TableSummary
 from microrelease.core.validation import check_k
@@ -79,7 +81,7 @@ class NodeSuppression:
     failing: dict[str, np.ndarray]  # model description -> class fails it
     class_levels: np.ndarray   # level codes of each class (classes × QIs)
 
-    @property
+    @cached_property
     def suppressed(self) -> np.ndarray:
         out = self.small.copy()
         for fails in self.failing.values():
@@ -131,10 +133,7 @@ def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitiv
 
 def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) -> dict:
     """Every registered metric of one node, from the classes its release keeps."""
-    kept = suppression.sizes[~suppression.suppressed]
-    stats = ClassStats(suppression.k, np.array([suppression.sizes[suppression.suppressed].sum()]),
-                       np.array([len(kept)]), np.array([kept.min() if len(kept) else 0]),
-                       np.array([(kept * kept).sum()]))
+    stats = ClassStats.from_sizes(suppression.sizes, suppression.k, suppression.suppressed)
     figures = node_metrics(lattice, n_rows, stats, grid=np.array([suppression.node]))
     return {name: v[0].item() for name, v in figures.items()}
 
@@ -144,7 +143,7 @@ def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) 
     for h, d in zip(data.hierarchies, suppression.node, strict=True):
         labels = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d]])
         if escape:
-            labels = escape_formulas(labels.to_frame("l"))["l"]
+            labels = escape_column(labels)
         tables.append(pd.DataFrame({"raw": list(h.ground), "label": labels.to_numpy(dtype=object),
                                     "code": h.codes[d].astype(np.int32)}))
     dropped = suppression.class_levels[suppression.suppressed]
@@ -260,7 +259,7 @@ def write_release(
         engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
 
     def verify(paths):
-        return verify_generalization(engine, paths[name], data, plan, suppression, k, max_sup, sensitive, models)
+        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive, models)
 
     h, qi = data.hierarchies, data.quasi_identifiers
     body = {
@@ -279,8 +278,7 @@ def write_release(
                    "row_order": "random (drawn from OS entropy)"},
         "suppressed": _suppressed_classes(data, suppression, list_classes),
     }
-    published = publish(target, write, verify, body, should_stop=should_stop)
-    return published
+    return publish(target, write, verify, body, should_stop=should_stop)
 
 
 def _input_paths(data) -> list[Path]:
@@ -301,8 +299,8 @@ def _input_name(data) -> str:
     return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
 
 
-def verify_generalization(engine, path: Path, data, plan: ReleasePlan, suppression: NodeSuppression, k: int,
-                          max_sup, sensitive, models) -> Verified:
+def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive,
+                          models) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it."""
     written = Source((path,), plan.format, plan.sep)
     columns = written.columns()
@@ -332,7 +330,7 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, suppressi
                                     aggfunc="sum", fill_value=0)
         labels = pd.Series(list(sensitive.labels), dtype=object)
         if plan.escape:  # the file holds the sensitive values as written, formula cells escaped
-            labels = escape_formulas(labels.to_frame("v"))["v"]
+            labels = escape_column(labels)
         counts = table.reindex(columns=labels.tolist(), fill_value=0).to_numpy(dtype=float)
         for model in models:
             failing = int((~model.passes(counts, sensitive.table_counts)).sum())
@@ -340,14 +338,7 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, suppressi
                                 f"all {len(counts)} classes pass" if not failing else f"{failing} classes fail"))
     # The cells of the columns grouped above are counted on the groups; only the others are scanned.
     grouped = [*plan.qi, *extra]
-    counts = classes[COUNT].to_numpy()
-    found = {}
-    for name in grouped:
-        text = classes[name].astype(str)
-        unescaped = formula_mask(text)
-        escaped = text.str.startswith("'").to_numpy(dtype=bool) & formula_mask(text.str.slice(1))
-        if unescaped.any() or escaped.any():
-            found[name] = (int(counts[unescaped].sum()), int(counts[escaped].sum()))
+    found = {name: counted for name in grouped if any(counted := formula_counts(classes[name], classes[COUNT]))}
     others = [c for c in columns if c not in grouped]
     found |= engine.formula_cells(written, others) if others else {}
     return with_formula_check(checks, found, plan.escape, columns)

@@ -52,7 +52,9 @@ class TradeoffView(NodePicker):
                 if i is not None:
                     rows.append((e.answer.metrics["accuracy"][i], e.answer.metrics["completeness"][i], label))
         return hv.Points(rows, ["accuracy", "completeness"], ["ring"]).opts(
-            size=22, fill_alpha=0, line_width=3, color="ring",
+            # no legend entry: "preferred" would join the points' entry of that name with another
+            # data source, which Bokeh refuses (a console error)
+            size=22, fill_alpha=0, line_width=3, color="ring", show_legend=False,
             cmap={"preferred": STATUS_COLORS["preferred"], "selected": "#000000"}, backend_opts=CANVAS, shared_axes=False, framewise=True)
 
     def __panel__(self):

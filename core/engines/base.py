@@ -63,6 +63,12 @@ class ReleasePlan:
     def code_columns(self) -> list[str]:
         return [f"c{i}" for i in range(len(self.qi))]
 
+    def unused_name(self, base: str) -> str:
+        """A name for a working column that no output column has (an input may name columns anything)."""
+        while base in self.columns:
+            base += "_"
+        return base
+
 
 class Engine(Protocol):
     """One pass over the rows (see the module docstring)."""

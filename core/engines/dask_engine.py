@@ -137,9 +137,7 @@ class DaskEngine:
         meta = apply_plan(frame._meta, plan)
         released = frame.map_partitions(apply_plan, plan, meta=meta)
         # A random partition per row, then a random order inside each: a uniformly random order.
-        key = RANDOM_KEY
-        while key in plan.columns:  # a column of the input may have any name
-            key += "_"
+        key = plan.unused_name(RANDOM_KEY)
         keyed = released.map_partitions(_with_random_key, key, meta=meta.assign(**{key: np.int64(0)}))
         mixed = keyed.shuffle(key, npartitions=max(1, released.npartitions))
         mixed = mixed.map_partitions(_shuffled_without_key, key, meta=meta)

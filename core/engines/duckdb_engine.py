@@ -216,10 +216,10 @@ class DuckDBEngine:
                   for i, table in enumerate(plan.level_tables)]
         if len(plan.suppressed):
             tables.append(("__suppressed", plan.suppressed))
-        if plan.format == "parquet":
-            options = "FORMAT parquet"
-        else:
-            options = f"FORMAT csv, HEADER true, DELIMITER {_literal(plan.sep)}"
+        def options(header: bool = True) -> str:
+            if plan.format == "parquet":
+                return "FORMAT parquet"
+            return f"FORMAT csv, HEADER {str(header).lower()}, DELIMITER {_literal(plan.sep)}"
 
         def work_on(con):
             types = self._types(con, relation)
@@ -235,7 +235,7 @@ class DuckDBEngine:
                 query += f" WHERE NOT EXISTS (SELECT 1 FROM __suppressed AS s WHERE {match})"
             # DuckDB seeds random() from the OS's entropy: the order carries nothing of the input's.
             if buckets == 1:
-                con.execute(f"COPY ({query} ORDER BY random()) TO {_literal(str(out))} ({options})")
+                con.execute(f"COPY ({query} ORDER BY random()) TO {_literal(str(out))} ({options()})")
                 return
             # Larger than the sort's memory: rows go to random buckets (one streamed pass), then each
             # bucket is sorted by random() on its own and the buckets are written one after another.
@@ -246,15 +246,12 @@ class DuckDBEngine:
             for b in range(buckets):
                 part = out.with_name(f"{out.name}.bucket{b}")
                 made.append(part)
-                header = "" if plan.format == "parquet" else f", HEADER {'true' if b == 0 else 'false'}"
                 con.execute(f"COPY (SELECT * EXCLUDE ({quote(bucket)}) FROM read_parquet({_literal(str(staging))}) "
                             f"WHERE {quote(bucket)} = {b} ORDER BY random()) TO {_literal(str(part))} "
-                            f"({options.replace(', HEADER true', '')}{header})")
+                            f"({options(header=b == 0)})")
                 parts.append(part)
 
-        bucket = BUCKET
-        while bucket in plan.columns:  # a column of the input may have any name
-            bucket += "_"
+        bucket = plan.unused_name(BUCKET)
         made: list[Path] = []  # this call's temporary files, removed in every case
         parts: list[Path] = []
         try:

@@ -17,6 +17,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.output.publish import Check, Verified
+
 FORMULA_START = "=+-@\t\r"
 # A cell that starts like a formula but is a number ("-5", "+1.5e3") is data, not a formula.
 NUMBER = r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
@@ -46,32 +49,39 @@ def formula_mask(column: pd.Series) -> np.ndarray:
     return starts
 
 
+def formula_counts(column: pd.Series, weights: pd.Series | None = None) -> tuple[int, int]:
+    """(formula cells, cells escaped with a leading ``'``) of a column; ``weights``: rows per cell
+    when the column holds distinct values with their counts."""
+    unescaped = formula_mask(column)
+    escaped = np.zeros(len(column), dtype=bool)
+    if isinstance(column.dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(column) \
+            or pd.api.types.is_string_dtype(column):
+        text = column.astype(str)
+        escaped = text.str.startswith("'").to_numpy(dtype=bool, na_value=False) & formula_mask(text.str.slice(1))
+    w = np.ones(len(column), dtype=np.int64) if weights is None else np.asarray(weights, dtype=np.int64)
+    return int(w[unescaped].sum()), int(w[escaped].sum())
+
+
 def formula_cells(frame: pd.DataFrame) -> dict[str, tuple[int, int]]:
     """Per column with any: (formula cells, cells escaped with a leading ``'``)."""
-    out = {}
-    for c in frame.columns:
-        column = frame[c]
-        unescaped = int(formula_mask(column).sum())
-        escaped = 0
-        if unescaped < len(column) and (pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)):
-            text = column.astype(str)
-            quoted = text.str.startswith("'").to_numpy(dtype=bool, na_value=False)
-            if quoted.any():
-                escaped = int(formula_mask(text[quoted].str.slice(1)).sum())
-        if unescaped or escaped:
-            out[str(c)] = (unescaped, escaped)
-    return out
+    return {str(c): counted for c in frame.columns if any(counted := formula_counts(frame[c]))}
+
+
+def escape_column(column: pd.Series) -> pd.Series:
+    """``column`` with every formula cell prefixed by ``'`` (other cells untouched)."""
+    mask = formula_mask(column)
+    if not mask.any():
+        return column
+    column = column.astype(object).copy()
+    column[mask] = "'" + column[mask].astype(str)
+    return column
 
 
 def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with every formula cell prefixed by ``'`` (other cells untouched)."""
     out = frame.copy()
     for c in frame.columns:
-        mask = formula_mask(frame[c])
-        if mask.any():
-            column = frame[c].astype(object)
-            column[mask] = "'" + column[mask].astype(str)
-            out[c] = column
+        out[c] = escape_column(frame[c])
     return out
 
 
@@ -84,8 +94,6 @@ def formula_headers(columns) -> list[str]:
 def refuse_formula_headers(columns) -> None:
     """Escaping cells but not the header would leave a formula in the file: a renamed column is the
     user's call, so such a header is refused by name."""
-    from microrelease.core.exceptions import InvalidParameterError
-
     bad = formula_headers(columns)
     if bad:
         raise InvalidParameterError(f"column name(s) {bad} would run as formulas in a spreadsheet; rename them "
@@ -95,8 +103,6 @@ def refuse_formula_headers(columns) -> None:
 def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: bool, columns=()):
     """``checks`` plus the formula-cell check, and the report's entry (cells per column, and header
     cells among ``columns``)."""
-    from microrelease.core.output.publish import Check, Verified
-
     headers = formula_headers(columns)
     found = {**found, **{f"<header> {h}": (1, 0) for h in headers}}
     unescaped = sum(u for u, _ in found.values())

@@ -10,8 +10,9 @@ every member's sequence is the consensus: codes generalized to their common ance
 interval [first, last] (or, with ``relative_time``, just the visit's rank). Suppressed elements are
 counted per entity.
 
-Entity ids are replaced by pseudonyms in a random order (so the order of the output says nothing);
-direct identifiers are dropped.
+Entity ids are replaced by pseudonyms drawn from OS entropy (so a pseudonym says nothing of its
+entity's input position); direct identifiers are dropped. The written order is the release path's
+(:func:`microrelease.core.sequential.release.write_sequential`).
 """
 
 from __future__ import annotations
@@ -171,9 +172,8 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
                     rows.append((names[e], f"{names[e]}-V{rank}", when, h.labels[level][h.codes[level][rep]]))
                     kept_ncp.append(tree.ncp(level, rep))
     ents.insert(0, data.entity_id, names)
-    ents = ents.sample(frac=1, random_state=int(generator.integers(2**31))).reset_index(drop=True)  # order says nothing
     events = pd.DataFrame(rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])
-    events = events.sort_values([data.entity_id], kind="stable").reset_index(drop=True)  # not grouped by group
+    events = events.sort_values([data.entity_id], kind="stable").reset_index(drop=True)
     total_codes = len(data.codes)
     seq_loss = (suppressed.sum() + float(np.sum(kept_ncp))) / total_codes if total_codes else 0.0
     return SequentialRelease(ents, events, groups, k, suppressed, float(rel_ncp.mean()) if rel_ncp.size else 0.0,

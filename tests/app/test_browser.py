@@ -308,3 +308,17 @@ def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_p
     expect(page.locator(".download-report button")).to_be_disabled()
     screenshot(page, "adult_export_refused")
     assert not errors(page), errors(page)
+
+
+def test_every_tab_opens_without_a_console_error(served_app, page):
+    url, _ = served_app
+    page.goto(url)
+    page.wait_for_function(IDLE)
+    tabs = page.locator(".bk-tab")
+    names = tabs.all_text_contents()
+    assert len(names) >= 8, names
+    for name in names:
+        page.locator(".bk-tab", has_text=name).first.click()
+        page.wait_for_timeout(400)
+        page.wait_for_function(IDLE)
+    assert not errors(page), errors(page)

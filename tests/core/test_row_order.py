@@ -113,6 +113,16 @@ def test_sequential_releases_are_shuffled(tmp_path):
     assert abs(rho) < 0.15, rho  # 400 entities: the sd of rho under a random order is 0.05
     groups = written[["age", "sex", "zip"]].astype(str).agg("|".join, axis=1).to_numpy()
     assert (groups[1:] == groups[:-1]).mean() < 0.2
+    # each entity's events are written together and in their order (the order of codes is data), the
+    # entities' blocks in an order of their own
+    events = pd.read_csv(tmp_path / "out" / "events.csv", dtype=str, keep_default_na=False)
+    ids = events["patient_id"].to_numpy()
+    starts = np.r_[True, ids[1:] != ids[:-1]]
+    assert starts.sum() == events["patient_id"].nunique()  # one block per entity
+    expected = release.events.groupby("patient_id", sort=False)["code"].agg(list)
+    assert events.groupby("patient_id", sort=False)["code"].agg(list).to_dict() == expected.to_dict()
+    blocks = pd.unique(ids)
+    assert abs(spearmanr([position[b] for b in blocks], np.arange(len(blocks))).statistic) < 0.15
 
 
 @pytest.mark.parametrize("engine", ["duckdb", "dask"])
