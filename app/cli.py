@@ -34,20 +34,20 @@ from microrelease.core import (
     query,
     read_table,
 )
-from microrelease.core.dataset import file_checksum
+from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.samples import MICRODATA_SAMPLES, SAMPLES, microdata_sample, sample
 from microrelease.core.dp.microdata import DP_METHODS, PrivacyWarning, dp_release, parse_bounds
 from microrelease.core.dp.release import write_dp_release
 from microrelease.core.engines import ENGINES
+from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.exceptions import DataError, InvalidParameterError
-from microrelease.core.hierarchies import find_hierarchy_file, read_arx
-from microrelease.core.microaggregation import METHODS, microaggregate
-from microrelease.core.microdata_release import write_microaggregation
-from microrelease.core.output import file_target, folder_target
-from microrelease.core.privacy_models import TCloseness, parse_l_diversity, parse_t_closeness
-from microrelease.core.release import NodeRelease
-from microrelease.core.samples import MICRODATA_SAMPLES, SAMPLES, microdata_sample, sample
-from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
-from microrelease.core.summary import TableSummary, summarize
+from microrelease.core.lattice.hierarchies import find_hierarchy_file, read_arx
+from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.micro.microaggregation import METHODS, microaggregate
+from microrelease.core.micro.release import write_microaggregation
+from microrelease.core.models.definitions import TCloseness, parse_l_diversity, parse_t_closeness
+from microrelease.core.models.profile import build_model_profile, sensitive_frequency
+from microrelease.core.release import file_target, folder_target
 from microrelease.core.validation import parse_max_sup
 
 

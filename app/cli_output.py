@@ -1,7 +1,7 @@
 """What every writing command of the CLI shares: the output options, the paths that must never be
 written, the closing lines, and the signals that end a write cleanly.
 
-The writing itself is the core's one release path (:func:`microrelease.core.output.publish`); a
+The writing itself is the core's one release path (:func:`microrelease.core.release.publish`); a
 command only gathers the paths to protect and reports what the core checked.
 """
 
@@ -14,8 +14,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from microrelease.core.hierarchies import find_hierarchy_file
-from microrelease.core.output import Published
+from microrelease.core.lattice.hierarchies import find_hierarchy_file
+from microrelease.core.release import Published
 
 
 class Terminated(BaseException):

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.core.data.samples import microdata_sample
 from microrelease.core.dp import PrivacyWarning, compare_noise, dp_release
 from microrelease.core.dp.comparison import noise_mechanisms
 from microrelease.core.dp.prior import PriorRefinement, normal_prior
-from microrelease.core.information_loss import information_loss
-from microrelease.core.samples import microdata_sample
+from microrelease.core.micro.information_loss import information_loss
 
 CURVE_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 RELEASE_CASES = (("laplace", None), ("staircase", None), ("insensitive-mdav", 200), ("ir-mdav", 100))

@@ -32,7 +32,7 @@ from microrelease.app.views.sequential import SequentialView
 from microrelease.app.views.teaching import Teaching
 from microrelease.app.views.tradeoff import TradeoffView
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
-from microrelease.core.samples import SAMPLES
+from microrelease.core.data.samples import SAMPLES
 
 
 @lru_cache(maxsize=8)

@@ -11,10 +11,10 @@ from functools import lru_cache
 import pandas as pd
 import param
 
-from microrelease.core.information_loss import information_loss
-from microrelease.core.linkage import linkage_attack
-from microrelease.core.microaggregation import METHODS, Microaggregation, microaggregate
-from microrelease.core.samples import MICRODATA_SAMPLES, microdata_sample
+from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
+from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.microaggregation import METHODS, Microaggregation, microaggregate
 
 CURVE_KS = tuple(range(2, 11))
 SEED = 2013  # fixed in the app so that a page shows the same release on every redraw; not written out

@@ -11,7 +11,7 @@ from functools import lru_cache
 import pandas as pd
 import param
 
-from microrelease.core.samples import sample_data_folder
+from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.guarantee import check_release, linkage_attack
 from microrelease.core.sequential.model import SequentialData, load_sequential
 from microrelease.core.sequential.release import anonymize_sequential

@@ -12,11 +12,11 @@ import pandas as pd
 import param
 
 from microrelease.core import Dataset, Hierarchy, dates, intervals, masking, read_arx, taxonomy
-from microrelease.core.dataset import detect_separator, read_table
+from microrelease.core.data.dataset import detect_separator, read_table
+from microrelease.core.data.roles import AttributeRole, Schema
+from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.exceptions import DataError, HierarchyError
-from microrelease.core.hierarchies import MISSING, find_hierarchy_file
-from microrelease.core.roles import AttributeRole, Schema
-from microrelease.core.samples import SAMPLES, sample
+from microrelease.core.lattice.hierarchies import MISSING, find_hierarchy_file
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 ROLES = [r.value for r in AttributeRole]

@@ -31,17 +31,17 @@ from microrelease.core import (
     query,
 )
 from microrelease.core.exceptions import MicroreleaseError
-from microrelease.core.hierarchies import find_hierarchy_file, read_arx
-from microrelease.core.privacy_models import (
+from microrelease.core.lattice.hierarchies import find_hierarchy_file, read_arx
+from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.lattice.search import FindVectorResult
+from microrelease.core.models.definitions import (
     DISTANCES,
     DistinctLDiversity,
     EntropyLDiversity,
     RecursiveCLDiversity,
     TCloseness,
 )
-from microrelease.core.release import NodeRelease
-from microrelease.core.search import FindVectorResult
-from microrelease.core.sensitive_profile import (
+from microrelease.core.models.profile import (
     SensitiveFrequency,
     build_model_profile,
     explain_node,

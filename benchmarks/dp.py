@@ -14,9 +14,9 @@ import warnings
 
 import pandas as pd
 
+from microrelease.core.data.samples import microdata_sample
 from microrelease.core.dp import PrivacyWarning, dp_release
-from microrelease.core.information_loss import information_loss
-from microrelease.core.samples import microdata_sample
+from microrelease.core.micro.information_loss import information_loss
 
 CASES = [("laplace", None), ("staircase", None), ("insensitive-mdav", 50), ("insensitive-mdav", 100),
          ("insensitive-mdav", 200), ("insensitive-mdav", 540), ("ir-mdav", 5), ("ir-mdav", 20), ("ir-mdav", 100),

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from microrelease.core import POLICIES, build_profile, load_sample, query
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 TARGET_PROFILE = {8: 0.3, 9: 0.6}
 TARGET_QUERY_MS = 5.0
@@ -93,8 +93,8 @@ def run_models(repeat: int) -> None:
     """Time to the k-minimal set (k = 5, MaxSup = 1 %) with privacy models on a sensitive attribute:
     the model profile (every node, its classes' sensitive distributions rolled up), then the query."""
     from microrelease.core import load_dataset
-    from microrelease.core.privacy_models import EntropyLDiversity, TCloseness
-    from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
+    from microrelease.core.models.definitions import EntropyLDiversity, TCloseness
+    from microrelease.core.models.profile import build_model_profile, sensitive_frequency
 
     adult = sample("adult")
     print("\n## adult with privacy models (k = 5, MaxSup = 1 %): time to the k-minimal set")

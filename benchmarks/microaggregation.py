@@ -21,10 +21,10 @@ def child(task: dict) -> dict:
     import numpy as np
     import pandas as pd
 
-    from microrelease.core.information_loss import information_loss
-    from microrelease.core.linkage import linkage_attack
-    from microrelease.core.microaggregation import microaggregate
-    from microrelease.core.samples import microdata_sample
+    from microrelease.core.data.samples import microdata_sample
+    from microrelease.core.micro.information_loss import information_loss
+    from microrelease.core.micro.linkage import linkage_attack
+    from microrelease.core.micro.microaggregation import microaggregate
 
     if task["data"] == "eia":
         s = microdata_sample("eia")

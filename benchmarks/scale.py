@@ -54,7 +54,7 @@ def release_function(old: bool):
 
         return lambda summary, node, k, target, max_sup: stream_release(summary, node, k, target,
                                                                         max_sup=max_sup).data
-    from microrelease.core.release import write_release
+    from microrelease.core.lattice.release import write_release
 
     return lambda summary, node, k, target, max_sup: write_release(summary, node, k, target, max_sup=max_sup,
                                                                    force=True).data
@@ -82,9 +82,9 @@ def time_phases(engine) -> dict[str, float]:
 def child(task: dict) -> dict:
     """One measurement, in this (fresh) process."""
     from microrelease.core import build_profile, query
+    from microrelease.core.data.samples import sample
     from microrelease.core.engines import DaskEngine
-    from microrelease.core.samples import sample
-    from microrelease.core.summary import summarize
+    from microrelease.core.engines.summary import summarize
 
     adult = sample("adult")
     path = Path(task["path"])
@@ -217,7 +217,7 @@ def parse_rows(text: str) -> list[int]:
 
 def adult_profile_times(repeat: int = 5) -> None:
     from microrelease.core import build_profile, load_sample
-    from microrelease.core.samples import sample
+    from microrelease.core.data.samples import sample
 
     print("\n## adult profile against the targets (median of 5, wall; 2 threads)")
     for n_qi, target in ((8, 0.3), (9, 0.6)):
@@ -301,9 +301,9 @@ def main() -> None:
                   f"{old['release_extra_mb']:>7.0f} {new['release_extra_mb']:>7.0f}"
                   f"{'' if ratio <= RELEASE_LIMIT else '  over the limit'}")
 
-    from microrelease.core.dataset import resolve_hierarchies
-    from microrelease.core.roles import Schema
-    from microrelease.core.samples import sample
+    from microrelease.core.data.dataset import resolve_hierarchies
+    from microrelease.core.data.roles import Schema
+    from microrelease.core.data.samples import sample
 
     worst = workdir / "uniform_1000000.parquet"
     if not worst.exists():

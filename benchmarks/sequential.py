@@ -21,7 +21,7 @@ from _memory import reset_peak, rss_mb
 def child(task: dict) -> dict:
     import importlib.util
 
-    from microrelease.core.samples import sample_data_folder
+    from microrelease.core.data.samples import sample_data_folder
     from microrelease.core.sequential.guarantee import check_release, linkage_attack
     from microrelease.core.sequential.model import load_sequential
     from microrelease.core.sequential.release import anonymize_sequential

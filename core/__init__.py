@@ -16,7 +16,10 @@ No UI library is imported here; :mod:`microrelease.app` builds on this package, 
 
 from importlib.metadata import PackageNotFoundError, version
 
-from microrelease.core.dataset import Dataset, load_dataset, read_table
+from microrelease.core.data.dataset import Dataset, load_dataset, read_table
+from microrelease.core.data.roles import AttributeRole, Schema
+from microrelease.core.data.samples import SAMPLES, load_sample
+from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.exceptions import (
     Cancelled,
     CoverageError,
@@ -28,22 +31,27 @@ from microrelease.core.exceptions import (
     NoSolutionError,
     VerificationError,
 )
-from microrelease.core.generalization import GeneralizedTable, generalize, satisfies
-from microrelease.core.hierarchies import Hierarchy, dates, intervals, masking, read_arx, taxonomy, write_arx
-from microrelease.core.information_loss import information_loss
-from microrelease.core.lattice import Lattice, Node
-from microrelease.core.linkage import linkage_attack
-from microrelease.core.metrics import METRICS
-from microrelease.core.microaggregation import METHODS, microaggregate
-from microrelease.core.microdata_release import write_microaggregation
-from microrelease.core.outliers import outlier_matrix
-from microrelease.core.policies import POLICIES
-from microrelease.core.profile import LatticeProfile, build_profile
-from microrelease.core.release import check_k_anonymity, write_release
-from microrelease.core.roles import AttributeRole, Schema
-from microrelease.core.samples import SAMPLES, load_sample
-from microrelease.core.search import Answer, find_vector, k_minimal, query
-from microrelease.core.summary import TableSummary, summarize
+from microrelease.core.lattice.distance_vectors import Lattice, Node
+from microrelease.core.lattice.generalization import GeneralizedTable, generalize, satisfies
+from microrelease.core.lattice.hierarchies import (
+    Hierarchy,
+    dates,
+    intervals,
+    masking,
+    read_arx,
+    taxonomy,
+    write_arx,
+)
+from microrelease.core.lattice.metrics import METRICS
+from microrelease.core.lattice.outliers import outlier_matrix
+from microrelease.core.lattice.policies import POLICIES
+from microrelease.core.lattice.profile import LatticeProfile, build_profile
+from microrelease.core.lattice.release import check_k_anonymity, write_release
+from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
+from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.microaggregation import METHODS, microaggregate
+from microrelease.core.micro.release import write_microaggregation
 
 try:
     __version__ = version("microrelease")

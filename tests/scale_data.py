@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 
 def _adult(con) -> int:

@@ -13,7 +13,7 @@ from panel.io.state import set_curdoc
 from microrelease.app.setup import BUILDERS, ROLES, DataSetup
 from microrelease.app.state import Explorer
 from microrelease.core import MicroreleaseError, build_profile, write_arx
-from microrelease.core.samples import SAMPLES
+from microrelease.core.data.samples import SAMPLES
 
 BUILDER_HELP = {
     "intervals": "bucket widths, e.g. 5,10,20",

@@ -17,7 +17,7 @@ import param
 
 from microrelease.app.state import Explorer
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.release import NodeRelease
+from microrelease.core.lattice.release import NodeRelease
 
 FILE = "release.csv"
 

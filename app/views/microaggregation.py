@@ -13,9 +13,9 @@ import param
 
 from microrelease.app.micro_state import MicroExplorer
 from microrelease.app.views.common import CANVAS
-from microrelease.core.microaggregation import METHODS
-from microrelease.core.microdata_release import write_microaggregation
-from microrelease.core.samples import microdata_sample
+from microrelease.core.data.samples import microdata_sample
+from microrelease.core.micro.microaggregation import METHODS
+from microrelease.core.micro.release import write_microaggregation
 
 RISK_TITLES = {"linkage": "Records re-identified by linkage",
                "learned": "Confidential values learned right through the link"}

@@ -34,7 +34,7 @@ import pandas as pd
 
 from microrelease.core.dp.mechanisms import Laplace, Staircase, check_epsilon
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.microaggregation import consecutive_groups, numeric_matrix
+from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
 
 DP_METHODS = {

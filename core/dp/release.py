@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import frame_checksum
+from microrelease.core.data.dataset import frame_checksum
 from microrelease.core.dp.microdata import DPRelease
-from microrelease.core.information_loss import information_loss
-from microrelease.core.output import Check, Published
-from microrelease.core.output.cells import escape_formulas
-from microrelease.core.output.table import input_name, publish_table, same_rows
+from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.release import Check, Published
+from microrelease.core.release.cells import escape_formulas
+from microrelease.core.release.table import input_name, publish_table, same_rows
 
 
 def _checks(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame) -> list[Check]:

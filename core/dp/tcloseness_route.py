@@ -28,8 +28,8 @@ import pandas as pd
 
 from microrelease.core.dp.mechanisms import check_epsilon
 from microrelease.core.dp.microdata import check_bounds
-from microrelease.core.information_loss import information_loss
-from microrelease.core.microaggregation import Standardizer, mdav_groups, numeric_matrix
+from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.micro.microaggregation import Standardizer, mdav_groups, numeric_matrix
 from microrelease.core.validation import check_int, check_k
 
 NEIGHBOURS = 8  # classes considered for each merge

@@ -8,9 +8,9 @@ An engine does exactly three things with the rows, wherever they live:
 - ``formula_cells``: count the cells of an output that a spreadsheet would run as formulas.
 
 Every release is written in a random row order drawn from OS entropy (see
-:mod:`microrelease.core.output.cells`); the re-check re-reads the written file with ``frequency``.
+:mod:`microrelease.core.release.cells`); the re-check re-reads the written file with ``frequency``.
 
-All lattice work happens on the frequency set in :mod:`microrelease.core.profile`; engines never
+All lattice work happens on the frequency set in :mod:`microrelease.core.lattice.profile`; engines never
 see the lattice. The text of a value is the same in every engine (:func:`as_text`), so pandas,
 DuckDB and Dask give the same frequency set.
 """
@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.dataset import as_text
+from microrelease.core.data.dataset import as_text
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
-from microrelease.core.output.cells import escape_formulas
+from microrelease.core.release.cells import escape_formulas
 
 COUNT = "__count"  # the frequency column; a name no table column is expected to use
 OUTPUT_FORMATS = ("csv", "parquet")

@@ -22,7 +22,7 @@ import pyarrow as pa
 from microrelease.core.engines.base import COUNT, ReleasePlan, apply_plan, concatenate, partial_frequency
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError
-from microrelease.core.output.cells import formula_cells, shuffled
+from microrelease.core.release.cells import formula_cells, shuffled
 
 
 def _dask():

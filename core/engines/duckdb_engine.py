@@ -20,7 +20,7 @@ import pyarrow as pa
 from microrelease.core.engines.base import COUNT, ReleasePlan, concatenate
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError, OutputError
-from microrelease.core.output.cells import FORMULA, FORMULA_START, NUMBER
+from microrelease.core.release.cells import FORMULA, FORMULA_START, NUMBER
 
 _FLOATS = ("FLOAT", "DOUBLE", "REAL")
 
@@ -46,7 +46,7 @@ def _literal(text: str) -> str:
 
 
 def _text(column: str, kind: str, alias: str = "") -> str:
-    """SQL for the text of a value, equal to :func:`microrelease.core.dataset.as_text`."""
+    """SQL for the text of a value, equal to :func:`microrelease.core.data.dataset.as_text`."""
     c = f"{alias}.{quote(column)}" if alias else quote(column)
     if kind.upper() in _FLOATS:
         c = f"CAST({c} AS DOUBLE)"  # a 4-byte float's text as pandas gives it (as a double)

@@ -11,12 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.dataset import read_table
+from microrelease.core.data.dataset import read_table
 from microrelease.core.engines.base import ReleasePlan, apply_plan, partial_frequency
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
-from microrelease.core.output.cells import formula_cells, shuffled
-from microrelease.core.output.table import write_csv
+from microrelease.core.release.cells import formula_cells, shuffled
+from microrelease.core.release.table import write_csv
 
 
 def _read(path: Path, fmt: str, sep: str) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.dataset import detect_separator, frame_checksum
+from microrelease.core.data.dataset import detect_separator, frame_checksum
 from microrelease.core.exceptions import DataError
 
 FORMATS = ("csv", "parquet")

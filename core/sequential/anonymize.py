@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microrelease.core.hierarchies import Hierarchy
+from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.sequential.cost import node_ncp
 from microrelease.core.sequential.model import SequentialData
 

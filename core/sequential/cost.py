@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
-from microrelease.core.hierarchies import Hierarchy
+from microrelease.core.lattice.hierarchies import Hierarchy
 
 
 def node_ncp(h: Hierarchy) -> list[np.ndarray]:

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import as_text
-from microrelease.core.hierarchies import Hierarchy
+from microrelease.core.data.dataset import as_text
+from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.sequential.model import SequentialData
 from microrelease.core.validation import check_rng
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import as_text, read_table, resolve_hierarchies
+from microrelease.core.data.dataset import as_text, read_table, resolve_hierarchies
+from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
-from microrelease.core.hierarchies import Hierarchy, read_arx
-from microrelease.core.roles import Schema
+from microrelease.core.lattice.hierarchies import Hierarchy, read_arx
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dataset import file_checksum
-from microrelease.core.output import Check, Published, Verified, folder_target, publish, with_formula_check
-from microrelease.core.output.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
-from microrelease.core.output.table import write_csv
+from microrelease.core.data.dataset import file_checksum
+from microrelease.core.release import Check, Published, Verified, folder_target, publish, with_formula_check
+from microrelease.core.release.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
+from microrelease.core.release.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities

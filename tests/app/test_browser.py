@@ -166,7 +166,7 @@ def test_microaggregation_tab_compares_methods_and_exports(served_app, page, tmp
     import pandas as pd
 
     from microrelease.app.micro_state import measure
-    from microrelease.core.samples import microdata_sample
+    from microrelease.core.data.samples import microdata_sample
 
     url, _ = served_app
     page.goto(url)

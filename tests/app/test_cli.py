@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from microrelease.app.cli import main
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 
 def run(capsys, *argv):
@@ -164,7 +164,7 @@ def test_microaggregate_writes_a_rechecked_release_and_report(tmp_path, capsys):
 
 
 def sample_census_path():
-    from microrelease.core.samples import microdata_sample
+    from microrelease.core.data.samples import microdata_sample
 
     return microdata_sample("census").path
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from microrelease.app.cli import main
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 
 def run(capsys, *argv):

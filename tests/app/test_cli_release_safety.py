@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from microrelease.app.cli import main
-from microrelease.core.samples import microdata_sample, sample
+from microrelease.core.data.samples import microdata_sample, sample
 
 TOY = sample("toy")
 HOSPITAL = Path(str(sample("toy").folder)).parent / "hospital"

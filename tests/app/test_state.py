@@ -197,9 +197,9 @@ def test_loading_another_dataset_drops_weights_of_qis_it_lacks(samarati_explorer
 
 def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures():
     from microrelease.core import load_dataset, query
-    from microrelease.core.privacy_models import DistinctLDiversity
-    from microrelease.core.samples import sample
-    from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
+    from microrelease.core.data.samples import sample
+    from microrelease.core.models.definitions import DistinctLDiversity
+    from microrelease.core.models.profile import build_model_profile, sensitive_frequency
 
     adult = sample("adult")
     ds = load_dataset(adult.path, qi=["sex", "age", "race", "education"], hierarchy_dir=adult.folder)

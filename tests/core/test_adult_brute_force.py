@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from microrelease.core import build_profile, query
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 

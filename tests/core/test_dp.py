@@ -104,7 +104,7 @@ def test_changing_one_record_changes_each_insensitive_cluster_by_at_most_one_rec
 
 
 def census():
-    from microrelease.core.samples import microdata_sample
+    from microrelease.core.data.samples import microdata_sample
 
     return pd.read_csv(microdata_sample("census").path)
 
@@ -178,8 +178,8 @@ def test_gauge_staircase_beats_per_coordinate_laplace_on_a_box():
 # --- t-closeness route ----------------------------------------------------------------------------
 
 def test_t_closeness_route_reaches_the_epsilon_it_promises_with_true_confidential_values():
+    from microrelease.core.data.samples import microdata_sample
     from microrelease.core.dp.tcloseness_route import t_closeness_route
-    from microrelease.core.samples import microdata_sample
 
     s = microdata_sample("census")
     table = census()

@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from microrelease.core import Cancelled, DataError, InvalidParameterError, VerificationError, write_release
-from microrelease.core.dataset import as_text
+from microrelease.core.data.dataset import as_text
+from microrelease.core.data.samples import sample
 from microrelease.core.engines import DaskEngine, DuckDBEngine
+from microrelease.core.engines.summary import summarize
 from microrelease.core.exceptions import EngineError
-from microrelease.core.samples import sample
-from microrelease.core.summary import summarize
 
 ADULT = sample("adult")
 

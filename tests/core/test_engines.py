@@ -13,9 +13,9 @@ import pytest
 from scale_data import resample_adult
 
 from microrelease.core import build_profile, load_dataset, query, write_release
+from microrelease.core.data.samples import sample
 from microrelease.core.engines import ENGINES, DaskEngine, DuckDBEngine
-from microrelease.core.samples import sample
-from microrelease.core.summary import summarize
+from microrelease.core.engines.summary import summarize
 
 ADULT = sample("adult")
 ENGINE_NAMES = sorted(ENGINES)

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 
 from microrelease.core import DataError, Hierarchy, HierarchyError, read_arx, write_release
-from microrelease.core.dataset import file_checksum
-from microrelease.core.microaggregation import microaggregate
-from microrelease.core.summary import summarize
+from microrelease.core.data.dataset import file_checksum
+from microrelease.core.engines.summary import summarize
+from microrelease.core.micro.microaggregation import microaggregate
 
 A = Hierarchy("a", (("1", "*"), ("2", "*")))
 

@@ -21,7 +21,7 @@ from microrelease.core import (
     taxonomy,
     write_arx,
 )
-from microrelease.core.samples import sample
+from microrelease.core.data.samples import sample
 
 from strategies import hierarchy_rows
 

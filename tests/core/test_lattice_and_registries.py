@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from microrelease.core import METRICS, POLICIES, Cancelled, Lattice, build_profile, query
-from microrelease.core.policies import prefer
+from microrelease.core.lattice.policies import prefer
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=4))

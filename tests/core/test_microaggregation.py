@@ -10,16 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from microrelease.core import DataError, InvalidParameterError
-from microrelease.core.information_loss import information_loss
-from microrelease.core.linkage import linkage_attack
-from microrelease.core.microaggregation import (
+from microrelease.core.data.samples import microdata_sample
+from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.microaggregation import (
     Standardizer,
     mdav_groups,
     microaggregate,
     permute_within,
     ranking_groups,
 )
-from microrelease.core.samples import microdata_sample
 
 from brute import mdav_reference
 

@@ -21,14 +21,14 @@ from microrelease.core import (
     load_dataset,
     query,
 )
-from microrelease.core.privacy_models import (
+from microrelease.core.models.definitions import (
     DistinctLDiversity,
     EntropyLDiversity,
     RecursiveCLDiversity,
     TCloseness,
     emd_hierarchical,
 )
-from microrelease.core.sensitive_profile import build_model_profile, sensitive_frequency
+from microrelease.core.models.profile import build_model_profile, sensitive_frequency
 
 from brute import all_nodes, k_minimal, level_maps
 from strategies import hierarchy_rows, random_cases
@@ -218,7 +218,7 @@ def test_bad_models_are_named():
 
 
 def adult_without_occupation():
-    from microrelease.core.samples import sample
+    from microrelease.core.data.samples import sample
 
     adult = sample("adult")
     return load_dataset(adult.path, qi=[q for q in adult.qi if q != "occupation"], hierarchy_dir=adult.folder,
@@ -227,7 +227,7 @@ def adult_without_occupation():
 
 def test_release_under_a_model_suppresses_what_the_profile_says_and_rechecks_it(tmp_path):
     from microrelease.core import write_release
-    from microrelease.core.sensitive_profile import explain_node
+    from microrelease.core.models.profile import explain_node
 
     ds = adult_without_occupation()
     sf = sensitive_frequency(ds, "occupation")

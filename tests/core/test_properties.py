@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 
 from microrelease.core import Hierarchy, build_profile, generalize, load_dataset, outlier_matrix, query
-from microrelease.core.generalization import suppressed_count
-from microrelease.core.release import check_k_anonymity
+from microrelease.core.lattice.generalization import suppressed_count
+from microrelease.core.lattice.release import check_k_anonymity
 
 from brute import all_nodes, class_counter, k_minimal, level_maps, min_satisfying_height, suppressed
 from strategies import random_cases
@@ -68,7 +68,7 @@ def test_k_minimal_set_and_find_vector_match_brute_force(case):
     assert sum(fv.vector) == min_satisfying_height(nodes, sat)
     # the generic pruned search on a direct predicate gives the same set
     from microrelease.core import k_minimal as pruned_k_minimal
-    from microrelease.core.generalization import satisfies
+    from microrelease.core.lattice.generalization import satisfies
 
     direct = pruned_k_minimal(ds.lattice, lambda v: satisfies(ds.frequency, ds.hierarchies, v, case.k, case.max_sup))
     assert set(direct) == k_minimal(nodes, sat)

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-import microrelease.core.release as release_module
+import microrelease.core.lattice.release as release_module
 from microrelease.core import (
     Hierarchy,
     InvalidParameterError,
@@ -17,8 +17,8 @@ from microrelease.core import (
     masking,
     write_release,
 )
-from microrelease.core.dataset import file_checksum
-from microrelease.core.output import report_path
+from microrelease.core.data.dataset import file_checksum
+from microrelease.core.release import report_path
 
 
 def people():
@@ -84,8 +84,8 @@ def test_read_back_check_catches_a_broken_writer(tmp_path, monkeypatch):
 
 
 def test_read_back_check_catches_a_class_that_fails_a_model(tmp_path, monkeypatch):
-    from microrelease.core.privacy_models import DistinctLDiversity
-    from microrelease.core.sensitive_profile import sensitive_frequency
+    from microrelease.core.models.definitions import DistinctLDiversity
+    from microrelease.core.models.profile import sensitive_frequency
 
     real = release_module.node_suppression
 

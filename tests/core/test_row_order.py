@@ -15,10 +15,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from microrelease.core import load_dataset, microaggregate, summarize, write_microaggregation, write_release
+from microrelease.core.data.samples import sample, sample_data_folder
 from microrelease.core.dp.microdata import dp_release
 from microrelease.core.dp.release import write_dp_release
 from microrelease.core.engines import DaskEngine
-from microrelease.core.samples import sample, sample_data_folder
 
 ADULT = sample("adult")
 NODE = (1, 2, 1, 1, 2, 1, 1, 1)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from microrelease.core import CoverageError, DataError, Hierarchy, InvalidParameterError
-from microrelease.core.samples import sample_data_folder
+from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.cost import CostModel, CostWeights, ncp_matrix
 from microrelease.core.sequential.guarantee import check_release, linkage_attack
 from microrelease.core.sequential.model import load_sequential

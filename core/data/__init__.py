@@ -1,0 +1,1 @@
+"""The table and its attribute roles: reading, validating, encoding; the bundled samples."""

@@ -1,0 +1,229 @@
+"""A table with attribute roles and one hierarchy per quasi-identifier, validated and encoded.
+
+Values are kept as text, exactly as read, so that a released file reproduces every untouched cell.
+Missing values (empty cells; NaN/None in a DataFrame) follow the rule of
+:data:`microrelease.core.lattice.hierarchies.MISSING`: a value of their own unless the hierarchy maps ``""``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from microrelease.core.data.roles import Schema
+from microrelease.core.exceptions import CoverageError, DataError
+from microrelease.core.lattice.distance_vectors import Lattice
+from microrelease.core.lattice.frequency import FrequencySet, frequency_set
+from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, find_hierarchy_file, read_arx
+
+SEPARATORS = [",", ";", "\t", "|"]
+
+
+def detect_separator(sample: str) -> str:
+    """Guess the field separator of a CSV from its first lines (``,`` if nothing else fits)."""
+    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
+    if not lines:
+        return ","
+    best, best_score = ",", 0
+    for sep in SEPARATORS:
+        widths = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines}
+        if len(widths) == 1 and (w := widths.pop()) > 1 and w > best_score:
+            best, best_score = sep, w
+    return best
+
+
+def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV with every cell as text; a malformed file raises DataError naming the line.
+
+    Blank lines are not rows; their number is kept in ``df.attrs["blank_lines_skipped"]``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file not found: {path}")
+    if sep is None:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            sep = detect_separator(fh.read(64_000))
+    try:
+        df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")
+    except pd.errors.EmptyDataError:
+        raise DataError(f"{path} is empty (no header, no rows)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise DataError(f"{path} is not a well-formed CSV with separator {sep!r}: {exc}") from None
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        header = next(csv.reader([fh.readline()], delimiter=sep), [])
+        # pandas skips blank lines; count them so that the skip is reported, never silent
+        blank = sum(1 for line in fh if not line.strip())
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        raise DataError(f"{path}: duplicate column names in the header: {dup}")
+    df.attrs["blank_lines_skipped"] = blank
+    return df
+
+
+def file_checksum(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (recorded in release reports); DataError if it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+    except FileNotFoundError:
+        raise DataError(f"data file not found: {path}") from None
+    except OSError as exc:  # a folder, no permission, ...
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return "sha256:" + digest.hexdigest()
+
+
+def frame_checksum(df: pd.DataFrame) -> str:
+    """SHA-256 of a DataFrame's content (columns, order and values)."""
+    digest = hashlib.sha256("\x1f".join(map(str, df.columns)).encode())
+    digest.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return "sha256:" + digest.hexdigest()
+
+
+def as_text(column: pd.Series) -> pd.Series:
+    """Cells as text, the same in every engine: missing -> MISSING, integers as written, floats with
+    an integral value without '.0' (39.0 -> '39'), other floats in their shortest form ('0.1')."""
+    if pd.api.types.is_float_dtype(column):
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        missing = np.isnan(values)
+        integral = ~missing & np.isfinite(values) & (np.abs(values) < 2.0**53)
+        integral[integral] = np.mod(values[integral], 1) == 0
+        out = np.empty(len(values), dtype=object)
+        out[integral] = values[integral].astype(np.int64).astype(str)
+        other = ~integral & ~missing
+        out[other] = [repr(float(v)) for v in values[other]]
+        out[missing] = MISSING
+        return pd.Series(out, index=column.index, dtype=object)
+    if pd.api.types.is_string_dtype(column) and (
+        column.dtype != object or pd.api.types.infer_dtype(column, skipna=True) in ("string", "empty")
+    ):
+        return column.astype(object).where(column.notna(), MISSING)  # already text: no per-cell str()
+    out = column.astype(object).where(column.notna(), MISSING)
+    return out.map(str).astype(object)
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A table, its column roles and one hierarchy per QI (in QI order), checked for coverage.
+
+    Raises DataError for an empty table or unknown columns, and CoverageError listing (with row
+    counts) every QI value that its hierarchy lacks.
+    """
+
+    table: pd.DataFrame
+    schema: Schema
+    hierarchies: tuple[Hierarchy, ...]
+    checksum: str = ""
+    source: str = ""
+    blank_lines_skipped: int = 0
+    hierarchy_dir: str = ""  # where the QIs' hierarchies were found (a sensitive attribute's may be there too)
+    codes: np.ndarray = field(init=False, repr=False)
+    missing_counts: dict[str, int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.table, pd.DataFrame):
+            raise TypeError(f"The 'table' parameter must be a pandas DataFrame. Got {type(self.table).__name__}.")
+        if len(self.table) == 0:
+            raise DataError("the table has no rows")
+        self.schema.check_columns(list(self.table.columns))
+        qi = self.schema.quasi_identifiers
+        if len(self.hierarchies) != len(qi):
+            raise DataError(f"{len(self.hierarchies)} hierarchies given for {len(qi)} QIs {list(qi)}")
+        table = self.table.reset_index(drop=True).copy()
+        for name in qi:
+            table[name] = as_text(table[name])
+        hierarchies, codes, missing_counts = [], np.empty((len(table), len(qi)), dtype=np.int32), {}
+        for i, (name, h) in enumerate(zip(qi, self.hierarchies, strict=True)):
+            if h.attribute != name:
+                raise DataError(f"hierarchy #{i + 1} is for {h.attribute!r} but QI #{i + 1} is {name!r}")
+            n_missing = int((table[name] == MISSING).sum())
+            if n_missing:
+                missing_counts[name] = n_missing
+                h = h.with_missing()
+            absent = h.missing_values(table[name])
+            if absent:
+                raise CoverageError(name, absent)
+            codes[:, i] = h.encode(table[name])
+            hierarchies.append(h)
+        codes.setflags(write=False)
+        object.__setattr__(self, "table", table)
+        object.__setattr__(self, "hierarchies", tuple(hierarchies))
+        object.__setattr__(self, "codes", codes)
+        object.__setattr__(self, "missing_counts", missing_counts)
+        if not self.checksum:
+            object.__setattr__(self, "checksum", frame_checksum(self.table))
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.table)
+
+    @cached_property
+    def frequency(self) -> FrequencySet:
+        """The frequency set of the QIs (computed once, on first use)."""
+        return frequency_set(self.codes)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.schema.quasi_identifiers
+
+    @property
+    def lattice(self) -> Lattice:
+        return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)
+
+
+def load_dataset(
+    data: str | Path | pd.DataFrame,
+    *,
+    qi: Sequence[str],
+    hierarchies: Mapping[str, Hierarchy | str | Path] | None = None,
+    hierarchy_dir: str | Path | None = None,
+    identifiers: Sequence[str] = (),
+    sensitive: Sequence[str] = (),
+    sep: str | None = None,
+) -> Dataset:
+    """Load a table (CSV path or DataFrame) and the hierarchy of each QI.
+
+    A QI's hierarchy comes from ``hierarchies[name]`` (a :class:`Hierarchy` or an ARX file path), or
+    else from ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``).
+    """
+    schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
+    if isinstance(data, pd.DataFrame):
+        table, checksum, source = data, "", "<DataFrame>"
+    else:
+        table, checksum, source = read_table(data, sep=sep), file_checksum(data), str(data)
+    schema.check_columns(list(table.columns))
+    resolved = resolve_hierarchies(schema, hierarchies, hierarchy_dir)
+    return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
+                   blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)),
+                   hierarchy_dir=str(hierarchy_dir or ""))
+
+
+def resolve_hierarchies(
+    schema: Schema,
+    hierarchies: Mapping[str, Hierarchy | str | Path] | None,
+    hierarchy_dir: str | Path | None,
+) -> tuple[Hierarchy, ...]:
+    """One hierarchy per QI, in QI order: ``hierarchies[name]`` (object or ARX file), else a file of
+    ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``)."""
+    given = dict(hierarchies or {})
+    unknown = [n for n in given if n not in schema.quasi_identifiers]
+    if unknown:
+        raise DataError(f"hierarchies given for column(s) {unknown} that are not QIs {list(schema.quasi_identifiers)}")
+    resolved = []
+    for name in schema.quasi_identifiers:
+        spec = given.get(name)
+        if spec is None and hierarchy_dir is not None:
+            spec = find_hierarchy_file(hierarchy_dir, name)
+        if spec is None:
+            where = f" or in {hierarchy_dir}" if hierarchy_dir is not None else ""
+            raise DataError(f"no hierarchy for QI {name!r}: give one with --hierarchy {name}=PATH{where}")
+        resolved.append(spec if isinstance(spec, Hierarchy) else read_arx(spec, name))
+    return tuple(resolved)

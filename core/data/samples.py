@@ -1,0 +1,117 @@
+"""The bundled sample data sets (see sample_data/README.md for provenance and licences)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from microrelease.core.data.dataset import Dataset, load_dataset
+from microrelease.core.exceptions import InvalidParameterError
+
+
+@dataclass(frozen=True)
+class Sample:
+    name: str
+    file: str
+    qi: tuple[str, ...]
+    sensitive: tuple[str, ...]
+    description: str
+
+    @property
+    def folder(self) -> Path:
+        return Path(str(resources.files("microrelease.sample_data").joinpath(self.name)))
+
+    @property
+    def path(self) -> Path:
+        return self.folder / self.file
+
+
+SAMPLES: dict[str, Sample] = {
+    s.name: s
+    for s in (
+        Sample("samarati", "samarati.csv", ("Race", "ZIP"), (), "Samarati's running example (9 rows)"),
+        Sample(
+            "adult", "adult.csv",
+            ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"),
+            ("salary-class",), "UCI Adult census extract (30,162 rows)",
+        ),
+        Sample("toy", "test.csv", ("age", "gender", "zipcode"), (), "ARX's 7-row toy table"),
+    )
+}
+
+
+def sample(name: str) -> Sample:
+    if name not in SAMPLES:
+        raise InvalidParameterError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
+    return SAMPLES[name]
+
+
+def load_sample(name: str, *, qi: tuple[str, ...] | None = None) -> Dataset:
+    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES)."""
+    s = sample(name)
+    return load_dataset(s.path, qi=qi or s.qi, hierarchy_dir=s.folder, sensitive=() if qi else s.sensitive)
+
+
+@dataclass(frozen=True)
+class MicrodataSample:
+    """A bundled numeric data set for microaggregation (the CASC reference files; see
+    sample_data/README.md). ``qi`` / ``confidential`` are our default split, not the source's."""
+
+    name: str
+    file: str
+    qi: tuple[str, ...]
+    confidential: tuple[str, ...]
+    identifiers: tuple[str, ...]
+    description: str
+    # Declared domain bounds for DP releases: public round figures we chose above the published
+    # ranges of the attributes, not the data's own minima and maxima (those would leak).
+    bounds: tuple[tuple[str, float, float], ...] = ()
+
+    @property
+    def path(self) -> Path:
+        return Path(str(resources.files("microrelease.sample_data").joinpath("casc", self.file)))
+
+    @property
+    def bounds_dict(self) -> dict[str, tuple[float, float]]:
+        return {name: (lo, hi) for name, lo, hi in self.bounds}
+
+
+MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
+    s.name: s
+    for s in (
+        MicrodataSample(
+            "census", "CASCrefmicrodata.csv",
+            ("AGI", "EMCONTRB", "FEDTAX", "PTOTVAL", "STATETAX", "TAXINC"),
+            ("POTHVAL", "INTVAL", "PEARNVAL", "FICA", "WSALVAL", "ERNVAL"), (),
+            "CASC Census (1,080 people x 13 numeric attributes)",
+            (("AFNLWGT", 0, 1e6), ("AGI", 0, 1e5), ("EMCONTRB", 0, 1e4), ("FEDTAX", 0, 25_000),
+             ("PTOTVAL", 0, 125_000), ("STATETAX", 0, 12_500), ("TAXINC", 0, 1e5), ("POTHVAL", 0, 125_000),
+             ("INTVAL", 0, 50_000), ("PEARNVAL", 0, 1e5), ("FICA", 0, 1e4), ("WSALVAL", 0, 1e5), ("ERNVAL", 0, 1e5)),
+        ),
+        MicrodataSample(
+            "eia", "EIA.csv",
+            ("RESREVENUE", "RESSALES", "COMREVENUE", "COMSALES", "INDREVENUE", "INDSALES"),
+            ("OTHREVENUE", "OTHRSALES", "TOTREVENUE", "TOTSALES"), ("UTILNAME",),
+            "CASC EIA (4,092 utilities; revenue and sales)",
+        ),
+        MicrodataSample(
+            "tarragona", "Tarragona.csv",
+            ("FIXED.ASSETS", "CURRENT.ASSETS", "TREASURY", "UNCOMMITTED.FUNDS", "PAID.UP.CAPITAL", "SHORT.TERM.DEBT"),
+            ("SALES", "LABOR.COSTS", "DEPRECIATION", "OPERATING.PROFIT", "FINANCIAL.OUTCOME", "GROSS.PROFIT",
+             "NET.PROFIT"), (),
+            "CASC Tarragona (834 companies x 13 numeric attributes)",
+        ),
+    )
+}
+
+
+def microdata_sample(name: str) -> MicrodataSample:
+    if name not in MICRODATA_SAMPLES:
+        raise InvalidParameterError(f"unknown microdata sample {name!r}; choose one of {sorted(MICRODATA_SAMPLES)}")
+    return MICRODATA_SAMPLES[name]
+
+
+def sample_data_folder(name: str) -> Path:
+    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample)."""
+    return Path(str(resources.files("microrelease.sample_data").joinpath(name)))

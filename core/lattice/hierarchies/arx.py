@@ -1,0 +1,90 @@
+"""Read and write hierarchies in ARX's CSV format.
+
+ARX format: ``;``-separated, no header, one row per ground value; column j is that value's
+generalization at level j. The bundled adult hierarchies use it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+
+from microrelease.core.exceptions import DataError, HierarchyError
+from microrelease.core.lattice.hierarchies.model import Hierarchy
+
+
+def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = ";") -> Hierarchy:
+    """Read an ARX hierarchy file (a path or an open text stream).
+
+    Blank lines are skipped; any other malformation (ragged rows, duplicates, two parents, several
+    top values) raises :class:`HierarchyError` naming ``attribute``.
+    """
+    if isinstance(source, str | Path):
+        path = Path(source)
+        if not path.is_file():
+            raise HierarchyError(attribute, f"file not found: {path}")
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise HierarchyError(attribute, f"{path} is not UTF-8 text ({exc})") from None
+    else:
+        path, text = None, source.read()
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    try:
+        rows = [tuple(r) for r in reader if r]
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit(): not a hierarchy file?
+        name = f"hierarchy file {path}" if path else "the hierarchy"
+        raise DataError(f"{name} of {attribute!r}: line {reader.line_num} cannot be read as CSV ({exc})") from None
+    names = infer_level_names(attribute, rows) if rows and len({len(r) for r in rows}) == 1 else ()
+    return Hierarchy(attribute, tuple(rows), names)
+
+
+_RANGE = re.compile(r"^\[?(-?\d+(?:\.\d+)?)\s*[-,]\s*(-?\d+(?:\.\d+)?)[\])]?$")
+
+
+def infer_level_names(attribute: str, rows: list[tuple[str, ...]]) -> tuple[str, ...]:
+    """Readable level names for a file without them: bands of one width, masked digits, or "level j".
+
+    Level 0 is the attribute itself and a single top value is named after it (usually ``*``).
+    """
+    depth = len(rows[0])
+    names = [attribute]
+    for j in range(1, depth):
+        labels = {r[j] for r in rows}
+        name = f"level {j}"
+        if j == depth - 1 and len(labels) == 1:
+            name = next(iter(labels))
+        elif all(_RANGE.match(v) for v in labels):
+            widths = {round(float(_RANGE.match(v)[2]) - float(_RANGE.match(v)[1]), 9) for v in labels}
+            closed = not any(v.startswith("[") for v in labels)
+            if len(widths) == 1:
+                name = f"{widths.pop() + (1 if closed else 0):g}-wide bands"
+        else:
+            masked = {len(v) - len(v.rstrip("*")) for v in labels}
+            if len(masked) == 1 and (n := masked.pop()) > 0:
+                name = f"last {n} masked"
+        names.append(name)
+    return tuple(names)
+
+
+def write_arx(hierarchy: Hierarchy, target: str | Path | io.TextIOBase, *, sep: str = ";") -> None:
+    """Write ``hierarchy`` in ARX's format (readable back by :func:`read_arx`)."""
+    if isinstance(target, str | Path):
+        with open(target, "w", encoding="utf-8", newline="") as fh:
+            write_arx(hierarchy, fh, sep=sep)
+        return
+    writer = csv.writer(target, delimiter=sep, lineterminator="\n")
+    writer.writerows(hierarchy.rows)
+
+
+def find_hierarchy_file(directory: str | Path, attribute: str) -> Path | None:
+    """The file for ``attribute`` in a hierarchy folder: ``*_hierarchy_<A>.csv`` or ``<A>.csv``."""
+    directory = Path(directory)
+    exact = directory / f"{attribute}.csv"
+    matches = sorted(directory.glob(f"*_hierarchy_{attribute}.csv"))
+    candidates = ([exact] if exact.is_file() else []) + matches
+    if len(candidates) > 1:
+        raise HierarchyError(attribute, f"several hierarchy files in {directory}: {[c.name for c in candidates]}")
+    return candidates[0] if candidates else None

@@ -1,0 +1,130 @@
+"""Builders for common hierarchies (the shapes ARX's hierarchy wizard offers).
+
+- :func:`intervals`: numbers into buckets of growing width, then ``*``;
+- :func:`masking`: trailing characters replaced by ``*`` (ZIP 94142 -> 9414* -> 941** -> *);
+- :func:`taxonomy`: an explicit child -> parent mapping;
+- :func:`dates`: day -> month -> year -> ``*``.
+
+Each returns a validated :class:`Hierarchy` whose ground values are the given values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from microrelease.core.exceptions import HierarchyError
+from microrelease.core.lattice.hierarchies.model import Hierarchy
+
+TOP = "*"
+
+
+def _distinct(values: Iterable[object]) -> list[str]:
+    return list(dict.fromkeys(str(v) for v in values))
+
+
+def intervals(attribute: str, values: Iterable[object], widths: Sequence[float], *, origin: float = 0) -> Hierarchy:
+    """Numeric bucket hierarchy: level j puts a value into ``[origin + i*w_j, origin + (i+1)*w_j)``.
+
+    Widths must increase and each must be a whole multiple of the one before, so that every bucket
+    lies inside exactly one bucket of the next level (otherwise the result is not a tree). Integer
+    buckets are labelled ``"30-34"``; others ``"[30.5, 35.5)"``. The top level is ``"*"``.
+    """
+    if not widths:
+        raise HierarchyError(attribute, "intervals need at least one bucket width")
+    for j, w in enumerate(widths):
+        if not (isinstance(w, int | float) and math.isfinite(w) and w > 0):
+            raise HierarchyError(attribute, f"bucket width #{j + 1} must be a positive number, got {w!r}")
+        if j and (w <= widths[j - 1] or not math.isclose(w / widths[j - 1], round(w / widths[j - 1]))):
+            raise HierarchyError(
+                attribute, f"bucket width {w} must be a whole multiple (> 1) of the previous width {widths[j - 1]}"
+            )
+    ground = _distinct(values)
+    bad = [v for v in ground if not _is_number(v)]
+    if bad:
+        raise HierarchyError(attribute, f"non-numeric values cannot go into intervals: {bad[:20]}")
+    integral = all(float(w).is_integer() for w in widths) and float(origin).is_integer()
+    integral = integral and all(float(v).is_integer() for v in ground)
+    rows = []
+    for v in ground:
+        x = float(v)
+        row = [v]
+        for w in widths:
+            lo = origin + math.floor((x - origin) / w) * w
+            row.append(f"{int(lo)}-{int(lo + w - 1)}" if integral else f"[{lo:g}, {lo + w:g})")
+        rows.append((*row, TOP))
+    names = (attribute, *(f"{w:g}-wide bands" for w in widths), TOP)
+    return Hierarchy(attribute, tuple(rows), names)
+
+
+def masking(attribute: str, values: Iterable[object], masked: Sequence[int] | None = None, *, mask_char: str = "*") -> Hierarchy:
+    """Masking hierarchy: level j replaces the last ``masked[j-1]`` characters by ``mask_char``.
+
+    ``masked`` defaults to 1, 2, ..., (shortest length - 1); the top level is always ``"*"``.
+    Example: ``masking("zip", ["94142"], [1, 2])`` gives 94142 -> 9414* -> 941** -> *.
+    """
+    ground = _distinct(values)
+    if not ground:
+        raise HierarchyError(attribute, "masking needs at least one value")
+    shortest = min(len(v) for v in ground)
+    steps = list(masked) if masked is not None else list(range(1, shortest))
+    for j, n in enumerate(steps):
+        if not isinstance(n, int) or not 1 <= n <= shortest:
+            raise HierarchyError(attribute, f"cannot mask {n!r} characters: the shortest value has {shortest}")
+        if j and n <= steps[j - 1]:
+            raise HierarchyError(attribute, f"masked character counts must increase, got {steps}")
+    rows = [(v, *(v[: len(v) - n] + mask_char * n for n in steps), TOP) for v in ground]
+    names = (attribute, *(f"last {n} masked" for n in steps), TOP)
+    return Hierarchy(attribute, tuple(rows), names)
+
+
+def taxonomy(attribute: str, parent_of: Mapping[str, str]) -> Hierarchy:
+    """Hierarchy from an explicit child -> parent mapping (one root).
+
+    The ground values are the leaves (values that are nobody's parent). Leaves shallower than the
+    deepest one repeat themselves at the bottom so that all paths reach the root at the same level:
+    a leaf at depth d in a tree of depth D stays ungeneralized for the first D - d levels.
+    """
+    parent_of = {str(c): str(p) for c, p in parent_of.items()}
+    if not parent_of:
+        raise HierarchyError(attribute, "the taxonomy is empty")
+    roots = sorted(set(parent_of.values()) - set(parent_of))
+    if len(roots) != 1:
+        raise HierarchyError(attribute, f"a taxonomy needs exactly one root, found {roots or 'none (a cycle)'}")
+    leaves = [c for c in parent_of if c not in set(parent_of.values())]
+    paths = []
+    for leaf in leaves:
+        path, node = [leaf], leaf
+        while node in parent_of:
+            node = parent_of[node]
+            if node in path:
+                raise HierarchyError(attribute, f"cycle through {node!r}")
+            path.append(node)
+        paths.append(path)
+    depth = max(len(p) for p in paths)
+    rows = tuple(tuple([p[0]] * (depth - len(p)) + p) for p in paths)
+    return Hierarchy(attribute, rows)
+
+
+def dates(attribute: str, values: Iterable[object], *, format: str = "%Y-%m-%d") -> Hierarchy:
+    """Date hierarchy: day (as given) -> month ``YYYY-MM`` -> year ``YYYY`` -> ``*``."""
+    ground = _distinct(values)
+    rows, bad = [], []
+    for v in ground:
+        try:
+            d = datetime.strptime(v, format)
+        except ValueError:
+            bad.append(v)
+            continue
+        rows.append((v, f"{d.year:04d}-{d.month:02d}", f"{d.year:04d}", TOP))
+    if bad:
+        raise HierarchyError(attribute, f"values not in the date format {format!r}: {bad[:20]}")
+    return Hierarchy(attribute, tuple(rows), (attribute, "month", "year", TOP))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False

@@ -1,0 +1,92 @@
+"""Preference policies: which k-minimal generalization to release (Samarati §6).
+
+Several k-minimal generalizations usually exist; Samarati lists criteria to choose one:
+- ``min-absolute``: minimum absolute distance, the smallest height sum(d_i);
+- ``min-relative``: minimum relative distance, the smallest sum(d_i / h_i);
+- ``max-distribution``: maximum distribution, the most distinct QI combinations released;
+- ``min-suppression``: minimum suppression, the fewest suppressed rows;
+- ``weighted``: a weighted relative distance sum(w_i * d_i / h_i), with per-QI weights (default 1;
+  a larger weight makes generalizing that QI costlier).
+
+Ties are broken deterministically, in this order: the policy's own score, then fewer suppressed
+rows, then smaller relative distance, then the lexicographically smallest vector (in QI order).
+
+``POLICIES`` is the registry read by the CLI, the dashboard menus and the contract tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.lattice.distance_vectors import Lattice
+from microrelease.core.lattice.metrics import relative_distance
+from microrelease.core.lattice.profile import ClassStats
+
+Score = Callable[[Lattice, ClassStats, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """``score(lattice, stats, candidates, weights)``: one number per candidate node, lower preferred."""
+
+    name: str
+    label: str
+    description: str
+    score: Score
+    uses_weights: bool = False
+
+
+POLICIES: dict[str, Policy] = {
+    p.name: p
+    for p in (
+        Policy("min-absolute", "Minimum absolute distance", "smallest height sum(d_i)",
+               lambda lat, s, c, w: lat.node_heights[c].astype(float)),
+        Policy("min-relative", "Minimum relative distance", "smallest sum(d_i/h_i)",
+               lambda lat, s, c, w: relative_distance(lat, lat.grid[c])),
+        Policy("max-distribution", "Maximum distribution", "most distinct QI combinations released",
+               lambda lat, s, c, w: -s.distinct[c].astype(float)),
+        Policy("min-suppression", "Minimum suppression", "fewest suppressed rows",
+               lambda lat, s, c, w: s.suppressed[c].astype(float)),
+        Policy("weighted", "Weighted relative distance", "smallest sum(w_i * d_i/h_i)",
+               lambda lat, s, c, w: relative_distance(lat, lat.grid[c] * w), uses_weights=True),
+    )
+}
+
+
+def check_policy(name: str) -> Policy:
+    if name not in POLICIES:
+        raise InvalidParameterError(f"The 'policy' parameter must be one of {sorted(POLICIES)}. Got {name!r} instead.")
+    return POLICIES[name]
+
+
+def weight_vector(lattice: Lattice, weights: Mapping[str, float] | None) -> np.ndarray:
+    """Per-QI weights in QI order (1 where not given); names must be QIs, values finite and >= 0."""
+    w = np.ones(len(lattice.heights), dtype=float)
+    for name, value in (weights or {}).items():
+        if name not in lattice.names:
+            raise InvalidParameterError(f"weight given for {name!r}, which is not a QI {list(lattice.names)}")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+            raise InvalidParameterError(f"the weight of {name!r} must be a finite number >= 0, got {value!r}")
+        w[lattice.names.index(name)] = float(value)
+    return w
+
+
+def prefer(
+    policy: str, lattice: Lattice, stats: ClassStats, candidates: np.ndarray, weights: Mapping[str, float] | None = None
+) -> int:
+    """Index of the preferred node among ``candidates`` (node numbers), with the documented tie-break."""
+    chosen = check_policy(policy)
+    candidates = np.asarray(candidates, dtype=np.int64)
+    if len(candidates) == 0:
+        raise InvalidParameterError("no candidate node to choose from")
+    w = weight_vector(lattice, weights)
+    # Rounded so that sums like 1/3 + 2/3 and 1 tie instead of differing in the last bit.
+    primary = np.round(chosen.score(lattice, stats, candidates, w), 9)
+    rel = np.round(relative_distance(lattice, lattice.grid[candidates]), 9)
+    keys = [lattice.grid[candidates, i] for i in range(len(lattice.heights) - 1, -1, -1)]
+    keys += [rel, stats.suppressed[candidates], primary]
+    return int(candidates[np.lexsort(keys)[0]])

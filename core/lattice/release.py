@@ -1,0 +1,344 @@
+"""The release of one lattice node (Samarati's generalization with minimal required suppression).
+
+A release is the table generalized to ``node`` with every class removed that is smaller than k or,
+with privacy models on a sensitive attribute, fails one of them; identifier columns are dropped. It
+is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
+DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
+:func:`microrelease.core.release.publish`: written under a temporary name, read back and checked
+(rows, k, MaxSup, levels, every model on every class, no identifier, formula cells), reported, and
+only then put in place. The same function serves the CLI, the dashboard's export and the API.
+
+The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
+values, size, reason) only on request, and never input row positions: a report beside the release
+would otherwise tell which people are the input's outliers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from microrelease.core.data.dataset import Dataset
+from microrelease.core.engines import COUNT, Engine, PandasEngine, ReleasePlan, Source, output_format
+from microrelease.core.engines.summary import TableSummary
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.lattice.distance_vectors import Lattice, Node
+from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.metrics import node_metrics
+from microrelease.core.lattice.profile import ClassStats
+from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
+from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
+from microrelease.core.validation import check_k
+
+
+@dataclass(frozen=True)
+class KAnonymityCheck:
+    """Result of checking a table for k-anonymity over some QI columns."""
+
+    k: int
+    n_rows: int
+    n_classes: int
+    is_k_anonymous: bool
+    smallest_classes: pd.DataFrame  # QI values and size of the smallest classes, smallest first
+
+    def to_dict(self, limit: int = 10) -> dict:
+        return {
+            "k": self.k,
+            "rows": self.n_rows,
+            "classes": self.n_classes,
+            "k_anonymous": self.is_k_anonymous,
+            "smallest_classes": self.smallest_classes.head(limit).to_dict(orient="records"),
+        }
+
+
+def check_k_anonymity(table: pd.DataFrame, qi: Sequence[str], k: int, *, limit: int = 10) -> KAnonymityCheck:
+    """Is every combination of the ``qi`` columns shared by at least k rows? (values compared as text)"""
+    missing = [c for c in qi if c not in table.columns]
+    if missing:
+        raise InvalidParameterError(f"unknown QI column(s) {missing}; the table has {list(table.columns)}")
+    if len(table) == 0:
+        return KAnonymityCheck(k, 0, 0, True, pd.DataFrame(columns=[*qi, "size"]))
+    text = table[list(qi)].astype(str)
+    sizes = text.groupby(list(qi), sort=False, dropna=False).size().rename("size").reset_index()
+    sizes = sizes.sort_values(["size", *qi], kind="stable").reset_index(drop=True)
+    ok = bool(sizes["size"].min() >= k)
+    return KAnonymityCheck(k, len(table), len(sizes), ok, sizes.head(limit))
+
+
+@dataclass(frozen=True, eq=False)
+class NodeSuppression:
+    """Which classes of a node are released, and why the others are not (one set of counts)."""
+
+    node: Node
+    k: int
+    sizes: np.ndarray          # every class of the node
+    small: np.ndarray          # class smaller than k (and passing every model)
+    failing: dict[str, np.ndarray]  # model description -> class fails it
+    class_levels: np.ndarray   # level codes of each class (classes × QIs)
+
+    @cached_property
+    def suppressed(self) -> np.ndarray:
+        out = self.small.copy()
+        for fails in self.failing.values():
+            out |= fails
+        return out
+
+    def counts(self, n_rows: int) -> dict:
+        any_model = self.suppressed & ~self.small
+        total = int(self.sizes[self.suppressed].sum())
+        return {"input_rows": n_rows, "released_rows": n_rows - total, "suppressed_rows": total,
+                "suppressed_by_reason": {
+                    "class_smaller_than_k": int(self.sizes[self.small].sum()),
+                    "class_failing_a_privacy_model": int(self.sizes[any_model].sum()),
+                    "by_model": {m: int(self.sizes[f].sum()) for m, f in self.failing.items()}}}
+
+
+def node_suppression(data: Dataset | TableSummary, node: Sequence[int], k: int, *, sensitive=None,
+                     models: Sequence = ()) -> NodeSuppression:
+    """The classes of ``node`` and the ones minimal required suppression removes for ``k`` and the
+    privacy ``models`` on ``sensitive`` (a SensitiveFrequency of the same table)."""
+    freq, hierarchies = data.frequency, data.hierarchies
+    sizes, tuple_class = class_sizes(freq, hierarchies, node)
+    first = np.zeros(len(sizes), dtype=np.int64)
+    first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
+    levels = generalize_codes(hierarchies, freq.codes[first], node)
+    failing: dict[str, np.ndarray] = {}
+    if models:
+        counts = class_value_counts(freq.codes, tuple_class, sensitive)
+        for model in models:
+            failing[model.describe()] = ~model.passes(counts, sensitive.table_counts)
+    passing = np.ones(len(sizes), dtype=bool)
+    for fails in failing.values():
+        passing &= ~fails
+    return NodeSuppression(tuple(node), k, sizes, (sizes < k) & passing, failing, levels)
+
+
+def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitive) -> np.ndarray:
+    """Classes × sensitive values: how many rows of each class hold each value."""
+    both = np.vstack([freq_codes, sensitive.codes])
+    _, inverse = np.unique(both, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    position = np.empty(inverse[: len(freq_codes)].max() + 1, dtype=np.int64)
+    position[inverse[: len(freq_codes)]] = np.arange(len(freq_codes))
+    sf_class = tuple_class[position[inverse[len(freq_codes):]]]
+    n, m = int(tuple_class.max()) + 1, len(sensitive.labels)
+    flat = np.bincount(sf_class * m + sensitive.values, weights=sensitive.counts, minlength=n * m)
+    return flat.reshape(n, m)
+
+
+def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) -> dict:
+    """Every registered metric of one node, from the classes its release keeps."""
+    stats = ClassStats.from_sizes(suppression.sizes, suppression.k, suppression.suppressed)
+    figures = node_metrics(lattice, n_rows, stats, grid=np.array([suppression.node]))
+    return {name: v[0].item() for name, v in figures.items()}
+
+
+def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) -> ReleasePlan:
+    tables = []
+    for h, d in zip(data.hierarchies, suppression.node, strict=True):
+        labels = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d]])
+        if escape:
+            labels = escape_column(labels)
+        tables.append(pd.DataFrame({"raw": list(h.ground), "label": labels.to_numpy(dtype=object),
+                                    "code": h.codes[d].astype(np.int32)}))
+    dropped = suppression.class_levels[suppression.suppressed]
+    gone = pd.DataFrame(dropped, columns=[f"c{i}" for i in range(dropped.shape[1])]).astype(np.int32)
+    columns = tuple(data.schema.output_columns(list(_columns(data))))
+    return ReleasePlan(data.quasi_identifiers, columns, tuple(tables), gone,
+                       int(suppression.sizes[~suppression.suppressed].sum()), sep, fmt, escape)
+
+
+def _columns(data) -> Sequence[str]:
+    return data.table.columns if isinstance(data, Dataset) else data.columns
+
+
+def _source(data) -> Source:
+    return Source(frame=data.table) if isinstance(data, Dataset) else data.source
+
+
+def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
+    chosen = np.flatnonzero(suppression.suppressed)
+    frame = pd.DataFrame({q: np.asarray(h.labels[d], dtype=object)[suppression.class_levels[chosen, i]]
+                          for i, (q, h, d) in enumerate(zip(data.quasi_identifiers, data.hierarchies,
+                                                                suppression.node, strict=True))})
+    frame["size"] = suppression.sizes[chosen]
+    frame["reason"] = ["; ".join([f"fails {m}" for m, f in suppression.failing.items() if f[c]]
+                                 or [f"smaller than k={suppression.k}"]) for c in chosen]
+    frame = frame.sort_values(["size", *data.quasi_identifiers], kind="stable")
+    listed = {"classes_total": len(frame), "classes_listed": min(limit, len(frame))}
+    if limit:  # they single out the outliers: only when the data steward asks, for a report kept private
+        listed |= {"classes": frame.head(limit).to_dict(orient="records"),
+                   "note": "these classes single out outliers of the input: keep this report private"}
+    return listed
+
+
+@dataclass(frozen=True, eq=False)
+class NodeRelease:
+    """One release decision, described once: the table, the node, k, MaxSup, the privacy models and
+    how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
+    call :meth:`write`, so that they cannot write different releases for the same decision."""
+
+    data: Dataset | TableSummary
+    node: tuple[int, ...]
+    k: int
+    max_sup: int | None = None
+    sensitive: object = None  # SensitiveFrequency when models are given
+    models: tuple = ()
+    chosen_by: str = "node"  # "node", or "policy NAME"
+    policy: str | None = None
+    weights: dict | None = None
+
+    @property
+    def parameters(self) -> dict:
+        return {"chosen_by": self.chosen_by, "policy": self.policy, "weights": self.weights or None}
+
+    def suppression(self) -> NodeSuppression:
+        return node_suppression(self.data, self.node, self.k, sensitive=self.sensitive, models=self.models)
+
+    def write(self, out: str | Path, **options) -> Published:
+        """Write this release to ``out``; ``options`` as for :func:`write_release` (sep, escape, force,
+        protected, engine, progress, should_stop)."""
+        return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup, sensitive=self.sensitive,
+                             models=self.models, parameters=self.parameters, **options)
+
+
+def write_release(
+    data: Dataset | TableSummary,
+    node: Sequence[int],
+    k: int,
+    out: str | Path,
+    *,
+    max_sup: int | None = None,
+    sensitive=None,
+    models: Sequence = (),
+    sep: str = ",",
+    parameters: Mapping[str, object] | None = None,
+    engine: Engine | None = None,
+    escape: bool = False,
+    force: bool = False,
+    protected: Sequence[str | Path] = (),
+    list_classes: int = 0,
+    progress=None,
+    should_stop=None,
+) -> Published:
+    """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
+    (``<stem>.report.json``); see the module docstring.
+
+    ``models`` (l-diversity, t-closeness) on ``sensitive`` (a SensitiveFrequency) need a Dataset.
+    If ``max_sup`` is given and the node needs more suppression, nothing is written and
+    InvalidParameterError says by how much. ``escape``: write formula cells with a leading ``'``.
+    ``force`` replaces a previous release of this tool at ``out``; nothing else is ever overwritten.
+    ``protected``: paths that must not be written (hierarchy files); the input is always protected.
+    ``list_classes``: list up to that many suppressed classes (generalized values, size, reason) in the
+    report; 0 (default) gives their number only, as a listing singles out the input's outliers.
+    """
+    node = data.lattice.check_node(node)
+    k = check_k(k, data.n_rows)
+    if models and not isinstance(data, Dataset):
+        raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
+    source = _source(data)
+    target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
+    if escape:
+        refuse_formula_headers(data.schema.output_columns(list(_columns(data))))
+    suppression = node_suppression(data, node, k, sensitive=sensitive, models=models)
+    counts = suppression.counts(data.n_rows)
+    if max_sup is not None and counts["suppressed_rows"] > max_sup:
+        raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
+                                    f"k={k}, over MaxSup={max_sup}")
+    fmt = output_format(target.path)
+    plan = _plan(data, suppression, sep, fmt, escape)
+    engine = engine or (PandasEngine() if isinstance(data, Dataset) else data.engine)
+    name = target.names[0]
+
+    def write(paths):
+        engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
+
+    def verify(paths):
+        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive, models)
+
+    h, qi = data.hierarchies, data.quasi_identifiers
+    body = {
+        "kind": "generalization",
+        "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
+                       "identifiers_dropped": list(data.schema.identifiers),
+                       "sensitive": [sensitive.attribute] if models else list(data.schema.sensitive),
+                       "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
+        "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))}},
+        "counts": counts,
+        "metrics": node_figures(data.lattice, data.n_rows, suppression),
+        "input": {"name": _input_name(data), "rows": data.n_rows, "checksum": data.checksum,
+                  "missing_qi_values": dict(data.missing_counts),
+                  "blank_lines_skipped": getattr(data, "blank_lines_skipped", 0), "engine": engine.name},
+        "output": {"format": fmt, "rows": counts["released_rows"], "columns": list(plan.columns),
+                   "row_order": "random (drawn from OS entropy)"},
+        "suppressed": _suppressed_classes(data, suppression, list_classes),
+    }
+    return publish(target, write, verify, body, should_stop=should_stop)
+
+
+def _input_paths(data) -> list[Path]:
+    if isinstance(data, Dataset):
+        return [Path(data.source)] if data.source and data.source != "<DataFrame>" else []
+    paths = list(data.source.paths)
+    if len(paths) > 1:  # partitions: a release written among them would be read as one next time
+        paths += sorted({p.parent for p in paths})
+    return paths
+
+
+def _input_name(data) -> str:
+    """The input's file name (never a full path: a report may travel with the release)."""
+    paths = _input_paths(data)
+    if not paths:
+        return "<DataFrame>"
+    paths = [p for p in paths if not p.is_dir()]
+    return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
+
+
+def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive,
+                          models) -> Verified:
+    """Every claim of a generalization release, checked on the written file by re-reading it."""
+    written = Source((path,), plan.format, plan.sep)
+    columns = written.columns()
+    extra = [sensitive.attribute] if models else []
+    classes = engine.frequency(written, [*plan.qi, *extra]).to_pandas()
+    by_class = classes.groupby(list(plan.qi), sort=False)[COUNT].sum()
+    rows = int(classes[COUNT].sum())
+    smallest = int(by_class.min()) if len(by_class) else 0
+    n = data.n_rows
+    checks = [
+        Check("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected"),
+        Check(f"{k}-anonymity", smallest >= k or rows == 0,
+              f"{len(by_class)} classes, smallest {smallest}"),
+        Check("columns", list(columns) == list(plan.columns), f"{len(columns)} columns, identifiers dropped"),
+        Check("identifiers absent", not set(columns) & set(data.schema.identifiers),
+              f"none of {list(data.schema.identifiers)}"),
+    ]
+    if max_sup is not None:
+        checks.append(Check("MaxSup", n - rows <= max_sup, f"{n - rows} of {n} rows suppressed, MaxSup {max_sup}"))
+    for i, q in enumerate(plan.qi):
+        allowed = set(plan.level_tables[i]["label"])
+        strangers = sorted(set(classes[q]) - allowed)[:3]
+        checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
+                            if not strangers else f"values {strangers} are not labels of the node's level"))
+    if models and rows:
+        table = classes.pivot_table(index=list(plan.qi), columns=sensitive.attribute, values=COUNT,
+                                    aggfunc="sum", fill_value=0)
+        labels = pd.Series(list(sensitive.labels), dtype=object)
+        if plan.escape:  # the file holds the sensitive values as written, formula cells escaped
+            labels = escape_column(labels)
+        counts = table.reindex(columns=labels.tolist(), fill_value=0).to_numpy(dtype=float)
+        for model in models:
+            failing = int((~model.passes(counts, sensitive.table_counts)).sum())
+            checks.append(Check(model.describe(), failing == 0,
+                                f"all {len(counts)} classes pass" if not failing else f"{failing} classes fail"))
+    # The cells of the columns grouped above are counted on the groups; only the others are scanned.
+    grouped = [*plan.qi, *extra]
+    found = {name: counted for name in grouped if any(counted := formula_counts(classes[name], classes[COUNT]))}
+    others = [c for c in columns if c not in grouped]
+    found |= engine.formula_cells(written, others) if others else {}
+    return with_formula_check(checks, found, plan.escape, columns)

@@ -1,0 +1,53 @@
+"""Pure-numpy roll-up with the same contract as :mod:`microrelease.core.lattice.rollup_kernels`.
+
+Slower (sort-based grouping), kept for platforms without numba and as an independent cross-check
+of the compiled kernels in the tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def roll_once(keys, counts, shift, mask, pmap):
+    digit = (keys >> shift) & mask
+    new_keys = keys + ((pmap[digit].astype(np.int64) - digit) << shift)
+    order = np.argsort(new_keys, kind="stable")
+    sorted_keys = new_keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    return sorted_keys[starts], np.add.reduceat(counts[order], starts)
+
+
+def _histogram(counts):
+    sizes, freq = np.unique(counts, return_counts=True)
+    return sizes.astype(np.int64), freq.astype(np.int64)
+
+
+def inner_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off):
+    p = len(heights)
+    strides = np.ones(p, np.int64)
+    for a in range(p - 2, -1, -1):
+        strides[a] = strides[a + 1] * (heights[a + 1] + 1)
+    order, seg, sizes_out, counts_out = [], [0], [], []
+
+    def visit(keys, counts, vec, lid, first_attr):
+        sizes, freq = _histogram(counts)
+        order.append(lid)
+        sizes_out.append(sizes)
+        counts_out.append(freq)
+        seg.append(seg[-1] + len(sizes))
+        for a in range(first_attr, p):
+            if vec[a] < heights[a]:
+                off = parent_off[a, vec[a]]
+                child = roll_once(keys, counts, shifts[a], masks[a], parent_flat[off:])
+                vec[a] += 1
+                visit(*child, vec, lid + strides[a], a)
+                vec[a] -= 1
+
+    visit(base_keys, base_counts, [0] * p, 0, 0)
+    return (
+        np.asarray(order, np.int64),
+        np.asarray(seg, np.int64),
+        np.concatenate(sizes_out),
+        np.concatenate(counts_out),
+    )

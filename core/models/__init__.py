@@ -1,0 +1,1 @@
+"""Privacy models on a sensitive attribute beside k-anonymity: l-diversity and t-closeness."""

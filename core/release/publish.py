@@ -1,0 +1,227 @@
+"""The one path by which every release reaches the disk.
+
+:func:`publish` takes a checked :class:`~microrelease.core.release.target.Target`, a function that
+writes the data files and a function that reads *the written files* back and checks every claim
+the release makes. It:
+
+1. takes the target's lock (``O_EXCL``: a second writer fails, it never interleaves) and checks the
+   target again (see :mod:`microrelease.core.release.target`);
+2. has the data written under temporary names in the target's folder;
+3. re-reads them and runs the checks; any failure raises and nothing is put in place;
+4. writes the report (with each file's checksum and every check's result) under a temporary name;
+5. moves the data files into place, then the report: a reader who finds a report finds its files.
+
+Whatever happens (an error, a full disk, a cancel, SIGINT/SIGTERM turned into an exception), the
+temporary files, the lock and any folder created on the way are removed; nothing else is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from microrelease.core.data.dataset import file_checksum
+from microrelease.core.exceptions import Cancelled, OutputError, VerificationError
+from microrelease.core.release.target import TOOL, Target, check_target
+
+
+@dataclass(frozen=True)
+class Check:
+    """One claim of a release, checked on the written file."""
+
+    name: str
+    passed: bool
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {"check": self.name, "passed": self.passed, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class Verified:
+    """What the re-read of the written files found: the checks, and facts for the report."""
+
+    checks: tuple[Check, ...]
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Published:
+    """A release in place: its report (as written) and where its files are."""
+
+    data: dict
+    target: Target
+
+    def to_json(self) -> str:
+        return json.dumps(self.data, indent=2)
+
+    @property
+    def checks(self) -> list[str]:
+        return [c["check"] for c in self.data["verification"]]
+
+
+WriteFiles = Callable[[Mapping[str, Path]], None]
+VerifyFiles = Callable[[Mapping[str, Path]], Verified]
+
+
+def _version() -> str:
+    from microrelease.core import __version__
+
+    return __version__
+
+
+def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mapping, *,
+            should_stop: Callable[[], bool] | None = None) -> Published:
+    """Write, re-check and put in place one release (see the module docstring).
+
+    ``write(paths)`` writes each data file of ``target.names`` to ``paths[name]``; ``verify(paths)``
+    reads them back and returns what it found (:class:`Verified`); ``body`` is the report's content (parameters, counts,
+    metrics). Returns the report as written; raises VerificationError if a check fails, OutputError
+    if the disk refuses, Cancelled if ``should_stop()`` says so.
+    """
+    made: list[Path] = []  # what this call created, and only that, is removed on the way out
+    lock = _take_lock(target, made)
+    try:
+        check_target(target)
+        _make_folders(target.folder, made)
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        temp = {n: target.folder / f".{n}.partial-{token}" for n in target.names}
+        made.extend(temp.values())
+        _io(target, lambda: write(temp))
+        _stop(should_stop)
+        verified = verify(temp)
+        checks = list(verified.checks)
+        failed = [c for c in checks if not c.passed]
+        if failed:
+            raise VerificationError(f"release {target.path} failed its re-check on the written file: "
+                                    + "; ".join(f"{c.name}: {c.detail}" for c in failed))
+        files = [{"name": n, "bytes": temp[n].stat().st_size, "checksum": file_checksum(temp[n])}
+                 for n in target.names]
+        report = {
+            "tool": {"name": TOOL, "version": _version()},
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            **body,
+            **verified.facts,
+            "output": {**dict(body.get("output", {})), "files": files},
+            "verification": [c.to_dict() for c in checks],
+        }
+        report_temp = target.folder / f".{target.report.name}.partial-{token}"
+        made.append(report_temp)
+        _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2) + "\n"))
+        _stop(should_stop)
+        _io(target, lambda: _commit(target, temp, report_temp))
+        made = [p for p in made if p not in (*temp.values(), report_temp)]
+        return Published(report, target)
+    except BaseException:
+        _remove_made(made)
+        raise
+    finally:
+        _remove_made([lock])
+
+
+def _take_lock(target: Target, made: list[Path]) -> Path:
+    _make_folders(target.path.parent, made)
+    try:
+        fd = os.open(target.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        _remove_made(made)
+        raise OutputError(f"another microrelease is writing {target.path} (lock {target.lock}"
+                          f"{_lock_owner(target.lock)}) (nothing was written)") from None
+    except OSError as exc:
+        _remove_made(made)
+        raise OutputError(f"cannot write in {target.path.parent}: {exc.strerror} (nothing was written)") from None
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+    except OSError as exc:  # a full disk: the empty lock goes, and so does any folder made for it
+        made.append(target.lock)
+        _remove_made(made)
+        raise OutputError(f"cannot write in {target.path.parent}: {exc.strerror} (nothing was written; "
+                          "previous files are untouched)") from None
+    return target.lock
+
+
+def _lock_owner(lock: Path) -> str:
+    """Who holds a lock: a running process, or one gone (then the lock is stale: say so)."""
+    try:
+        pid = int(lock.read_text().strip())
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f", left by process {pid}, which is no longer running: delete the lock file"
+    except (OSError, ValueError):
+        return "; if no microrelease is running, delete the lock file"
+    return f", held by running process {pid}"
+
+
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    missing = []
+    p = folder
+    while not p.exists():
+        missing.append(p)
+        p = p.parent
+    for p in reversed(missing):
+        try:
+            p.mkdir()
+        except OSError as exc:
+            raise OutputError(f"cannot create the folder {p}: {exc.strerror} (nothing was written)") from None
+        made.append(p)
+
+
+def _io(target: Target, step: Callable[[], None]) -> None:
+    """Run ``step``; a refusal of the disk (full, read-only, no permission) becomes one OutputError."""
+    try:
+        step()
+    except OSError as exc:
+        where = exc.filename or target.path
+        raise OutputError(f"cannot write the release {target.path}: {exc.strerror or exc} ({where}); "
+                          "previous files are untouched") from None
+
+
+def _write_synced(path: Path, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _commit(target: Target, temp: Mapping[str, Path], report_temp: Path) -> None:
+    """Data files first, report last; an old report goes first, so no report ever names other files."""
+    if target.report.exists():
+        target.report.unlink()  # only reached for a previous release of ours, replaced on request
+    for name, path in temp.items():
+        os.replace(path, target.folder / name)
+    os.replace(report_temp, target.report)
+    try:
+        fd = os.open(target.folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _stop(should_stop) -> None:
+    if should_stop is not None and should_stop():
+        raise Cancelled("the release was cancelled; nothing was written")
+
+
+def _remove_made(paths: Sequence[Path]) -> None:
+    """Remove what this run created (temporary files, a temporary part folder, folders made for the
+    output); a folder is removed only when empty, so nothing of the user's can go with it."""
+    folders = sorted((p for p in paths if p.is_dir() and not p.is_symlink()), key=lambda p: -len(p.parts))
+    for p in [p for p in paths if p not in folders] + folders:  # files first, deepest folder first
+        try:
+            if p in folders:
+                p.rmdir()
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+        except OSError:
+            pass

@@ -1,0 +1,68 @@
+"""The one release path for a table held in memory (microaggregation, DP microdata): one CSV file."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from microrelease.core.release.cells import (
+    escape_formulas,
+    formula_cells,
+    refuse_formula_headers,
+    shuffled,
+    with_formula_check,
+)
+from microrelease.core.release.publish import Check, Published, publish
+from microrelease.core.release.target import file_target
+
+# (table read back, the input's rows as the file should hold them: formula cells escaped if asked)
+# -> the method's own checks on the written file
+TableChecks = Callable[[pd.DataFrame, pd.DataFrame], Sequence[Check]]
+
+
+def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, body: Mapping, *, sep: str = ",",
+                  escape: bool = False, force: bool = False, source: str = "<DataFrame>",
+                  protected: Sequence[str | Path] = ()) -> Published:
+    """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
+    run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
+    get the table read back and ``released`` as written (escaped if asked), in its original order."""
+    target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)
+    if escape:
+        refuse_formula_headers(released.columns)
+        released = escape_formulas(released)
+    table = shuffled(released)
+    name = target.names[0]
+
+    def write(paths):
+        write_csv(table, paths[name], sep)
+
+    def verify(paths):
+        back = pd.read_csv(paths[name], sep=sep, dtype=str, keep_default_na=False)
+        return with_formula_check(list(checks(back, released)), formula_cells(back), escape, back.columns)
+
+    return publish(target, write, verify, body)
+
+
+def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:
+    """CSV as pandas writes it, but a cell holding a carriage return is quoted too (Python's csv
+    quotes what holds a character of the line terminator, so CR LF lines are used then)."""
+    text = [c for c in table.columns if pd.api.types.is_object_dtype(table[c]) or pd.api.types.is_string_dtype(table[c])]
+    has_cr = any(table[c].astype(str).str.contains("\r", regex=False).any() for c in text)
+    table.to_csv(path, index=False, sep=sep, lineterminator="\r\n" if has_cr else "\n")
+
+
+def input_name(source: str) -> str:
+    """A report names its input by file name only (it may travel with the release)."""
+    return Path(source).name if source != "<DataFrame>" else source
+
+
+def same_rows(back: pd.DataFrame, original: pd.DataFrame, columns: Sequence[str]) -> bool:
+    """Do ``columns`` of the file read back hold the same rows as the input's, in any order?"""
+    if not columns:
+        return True
+    ours = back[list(columns)].astype(str)
+    theirs = original[list(columns)].astype(str)
+    order = list(columns)
+    return ours.sort_values(order).reset_index(drop=True).equals(theirs.sort_values(order).reset_index(drop=True))
