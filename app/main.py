@@ -1,6 +1,8 @@
 """The dashboard: one ``create_app()`` per browser session, the same object inline in Jupyter.
 
-Served: ``microrelease app`` (see :func:`serve`). In a notebook::
+The page is the sidebar (the question), the summary line and one tab per entry of
+:data:`microrelease.app.tabs.registry.TABS`. Served: ``microrelease app`` (see :func:`serve`). In a
+notebook::
 
     import panel as pn; pn.extension("tabulator", inline=True)
     from microrelease.app import Dashboard, lattice_view, tradeoff_view
@@ -16,21 +18,15 @@ from functools import lru_cache
 import panel as pn
 import param
 
-from microrelease.app.dp_state import release_curves as dp_release_curves
-from microrelease.app.micro_state import curves as micro_curves
-from microrelease.app.sequential_state import attack_curves as sequential_attack_curves
-from microrelease.app.setup import DataSetup
-from microrelease.app.state import Explorer
-from microrelease.app.views.controls import Controls
-from microrelease.app.views.data import DataPanel
-from microrelease.app.views.details import NodeDetails
-from microrelease.app.views.dp import DifferentialPrivacy
-from microrelease.app.views.export import Export
-from microrelease.app.views.lattice import LatticeView
-from microrelease.app.views.microaggregation import Microaggregation
-from microrelease.app.views.sequential import SequentialView
-from microrelease.app.views.teaching import Teaching
-from microrelease.app.views.tradeoff import TradeoffView
+from microrelease.app.explorer.details import NodeDetails
+from microrelease.app.explorer.sidebar import Sidebar
+from microrelease.app.explorer.state import Explorer
+from microrelease.app.explorer.summary import Summary
+from microrelease.app.tabs.lattice.state import LatticeState
+from microrelease.app.tabs.lattice.view import LatticeView
+from microrelease.app.tabs.registry import TABS, TabContext
+from microrelease.app.tabs.tradeoff.state import TradeoffState
+from microrelease.app.tabs.tradeoff.view import TradeoffView
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
 from microrelease.core.data.samples import SAMPLES
 
@@ -43,7 +39,10 @@ def sample_with_profile(name: str) -> tuple[Dataset, LatticeProfile]:
 
 
 class Dashboard(pn.viewable.Viewer):
-    """The whole app over one Explorer; displays inline in Jupyter, served by :func:`create_app`."""
+    """The whole app over one Explorer; displays inline in Jupyter, served by :func:`create_app`.
+
+    ``views`` holds each tab's view by its registry name (``views["lattice"].state`` is its state).
+    """
 
     sample = param.Selector(default="adult", objects=list(SAMPLES))
     explorer = param.ClassSelector(class_=Explorer)
@@ -56,36 +55,20 @@ class Dashboard(pn.viewable.Viewer):
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:
             self.explorer.load(*sample_with_profile(self.sample))
-        self.setup = DataSetup()
-        self.summary = pn.pane.Markdown(self.explorer.summary(), css_classes=["summary"], sizing_mode="stretch_width")
-        self.explorer.param.watch(lambda *_: setattr(self.summary, "object", self.explorer.summary()),
-                                  ["answer", "preferred", "policy"])
-        self.controls = Controls(explorer=self.explorer)
-        self.lattice = LatticeView(explorer=self.explorer)
-        self.tradeoff = TradeoffView(explorer=self.explorer)
-        self.details = NodeDetails(explorer=self.explorer)
-        self.teaching = Teaching(explorer=self.explorer)
-        self.export = Export(explorer=self.explorer)
-        self.micro = Microaggregation()
-        self.dp = DifferentialPrivacy()
-        self.sequential = SequentialView()
-        self.data = DataPanel(setup=self.setup, explorer=self.explorer)
-        self.data.sample.value = self.sample
+        self.sidebar = Sidebar(state=self.explorer)
+        self.summary = Summary(state=self.explorer)
+        self.details = NodeDetails(state=self.explorer)
+        context = TabContext(self.explorer, self.sample)
+        self.views = {tab.name: tab.view(state=tab.state(context)) for tab in TABS}
 
     def __panel__(self):
         tabs = pn.Tabs(
-            ("Lattice", pn.Column(self.lattice, self.details, sizing_mode="stretch_width")),
-            ("Trade-off", pn.Column(self.tradeoff, self.details, sizing_mode="stretch_width")),
-            ("Data", self.data),
-            ("Teaching", self.teaching),
-            ("Export", self.export),
-            ("Microaggregation", self.micro),
-            ("Differential privacy", self.dp),
-            ("Sequences", self.sequential),
+            *((tab.title, pn.Column(self.views[tab.name], self.details, sizing_mode="stretch_width") if tab.details
+               else self.views[tab.name]) for tab in TABS),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(
-            pn.Column(pn.pane.Markdown("## microrelease"), self.controls, width=320),
+            pn.Column(pn.pane.Markdown("## microrelease"), self.sidebar, width=320),
             pn.Column(self.summary, tabs, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
@@ -96,14 +79,18 @@ def create_app(sample: str = "adult", dataset: Dataset | None = None) -> pn.view
     return Dashboard(sample=sample, dataset=dataset).__panel__()
 
 
+def _explorer(dataset: Dataset, k: int, max_sup: int, policy: str) -> Explorer:
+    return Explorer(dataset, k=min(k, dataset.n_rows), max_sup=max_sup, policy=policy)
+
+
 def lattice_view(dataset: Dataset, *, k: int = 2, max_sup: int = 0, policy: str = "min-relative") -> LatticeView:
     """Just the lattice view of ``dataset`` (for notebooks)."""
-    return LatticeView(explorer=Explorer(dataset, k=min(k, dataset.n_rows), max_sup=max_sup, policy=policy))
+    return LatticeView(state=LatticeState(explorer=_explorer(dataset, k, max_sup, policy)))
 
 
 def tradeoff_view(dataset: Dataset, *, k: int = 2, max_sup: int = 0, policy: str = "min-relative") -> TradeoffView:
     """Just the accuracy/completeness trade-off plot of ``dataset`` (for notebooks)."""
-    return TradeoffView(explorer=Explorer(dataset, k=min(k, dataset.n_rows), max_sup=max_sup, policy=policy))
+    return TradeoffView(state=TradeoffState(explorer=_explorer(dataset, k, max_sup, policy)))
 
 
 def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", dataset: Dataset | None = None,
@@ -120,10 +107,10 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     if dataset is None:
         sample_with_profile(sample)  # warm the cache: the first session opens at once
 
-    def warm_tabs() -> None:  # the other tabs' curves, shared by sessions, computed while the server starts
-        micro_curves("census")
-        dp_release_curves()
-        sequential_attack_curves()
+    def warm_tabs() -> None:  # the tabs' shared figures, computed while the server starts
+        for tab in TABS:
+            if tab.warm is not None:
+                tab.warm()
 
     threading.Thread(target=warm_tabs, name="warm-tabs", daemon=True).start()
     return pn.serve(lambda: create_app(sample, dataset), address=host, port=port, show=show,

@@ -93,8 +93,10 @@ def run_models(repeat: int) -> None:
     """Time to the k-minimal set (k = 5, MaxSup = 1 %) with privacy models on a sensitive attribute:
     the model profile (every node, its classes' sensitive distributions rolled up), then the query."""
     from microrelease.core import load_dataset
-    from microrelease.core.models.definitions import EntropyLDiversity, TCloseness
-    from microrelease.core.models.profile import build_model_profile, sensitive_frequency
+    from microrelease.core.models.l_diversity import EntropyLDiversity
+    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.sensitive import sensitive_frequency
+    from microrelease.core.models.t_closeness import TCloseness
 
     adult = sample("adult")
     print("\n## adult with privacy models (k = 5, MaxSup = 1 %): time to the k-minimal set")

@@ -9,11 +9,9 @@ Run: python benchmarks/microaggregation.py [--rows 100000] [--k 5]
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import time
 
+from _fresh import add_child_option, answered_as_child, in_fresh_process
 from _memory import reset_peak, rss_mb
 
 
@@ -49,20 +47,13 @@ def child(task: dict) -> dict:
             "linkage": risk.reidentified, "learned": risk.confidential_learned}
 
 
-def measure(task: dict) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(task)], capture_output=True, text=True,
-                          check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--child")
+    add_child_option(parser)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(json.loads(args.child))))
+    if answered_as_child(args, child):
         return
     print(f"# microaggregation benchmark, k = {args.k} (linkage on a seeded sample of 2,000 records)")
     print(f"{'data':<30} {'method':<10} {'rows':>8} {'time s':>8} {'extra MB':>9} {'SSE/SST %':>10} "
@@ -70,7 +61,7 @@ def main() -> None:
     for data in ("eia", "synthetic"):
         for method, strategy in (("mdav-id", "numba"), ("mdav-id", "numpy"), ("mdav-swap", "numba"),
                                  ("ir-swap", "numba")):
-            r = measure({"data": data, "rows": args.rows, "k": args.k, "method": method, "strategy": strategy})
+            r = in_fresh_process(__file__, {"data": data, "rows": args.rows, "k": args.k, "method": method, "strategy": strategy})
             label = ("EIA" if data == "eia" else "synthetic, 8 attributes") + (" (numpy)" if strategy == "numpy" else "")
             print(f"{label:<30} {method:<10} {r['rows']:>8,} {r['seconds']:>8.2f} {r['extra_mb']:>9.0f} "
                   f"{r['sse_sst']:>10.2f} {r['linkage']:>8.3f} {r['learned']:>8.3f}")

@@ -25,14 +25,13 @@ Run: python benchmarks/scale.py [--rows 1M,10M,50M] [--workdir /tmp/microrelease
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
+from _fresh import add_child_option, answered_as_child, in_fresh_process
 from _memory import reset_peak, rss_mb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -105,8 +104,9 @@ def child(task: dict) -> dict:
     if engine_name == "dask":
         import distributed
 
-        cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, silence_logs=50)
+        from microrelease.core.engines.dask_engine import local_cluster
+
+        cluster = local_cluster(n_workers=2, threads_per_worker=1, processes=True, silence_logs=50)
         client = distributed.Client(cluster, set_as_default=False)
         engine = DaskEngine(scheduler=client)
         client.run(reset_peak)
@@ -161,10 +161,7 @@ def child(task: dict) -> dict:
 
 def measure(task: dict, python: str = sys.executable) -> dict:
     """Run ``child(task)`` in a fresh process of ``python`` (another install's interpreter for --compare-python)."""
-    done = subprocess.run([python, __file__, "--child", json.dumps(task)], capture_output=True, text=True)
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return in_fresh_process(__file__, task, python=python, errors="report")
 
 
 def compare_release(path: Path, k: int, workdir: Path, old_python: str, repeat: int) -> dict:
@@ -242,10 +239,9 @@ def main() -> None:
                         help="interpreter of an install of older code: also time its DuckDB release, side by side")
     parser.add_argument("--compare-repeat", type=int, default=1, metavar="N",
                         help="with --compare-python: old and new releases N times each, alternately (median)")
-    parser.add_argument("--child")
+    add_child_option(parser)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(json.loads(args.child))))
+    if answered_as_child(args, child):
         return
 
     from scale_data import resample_adult, uniform_random

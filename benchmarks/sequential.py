@@ -8,13 +8,11 @@ Run: python benchmarks/sequential.py [--sizes 2000,20000] [--k 5]
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _fresh import add_child_option, answered_as_child, in_fresh_process
 from _memory import reset_peak, rss_mb
 
 
@@ -64,10 +62,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--child")
+    add_child_option(parser)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(json.loads(args.child))))
+    if answered_as_child(args, child):
         return
     print(f"# relational + sequential anonymization, k = {args.k}")
     print(f"{'variant':<8} {'entities':>9} {'events':>8} {'time s':>8} {'extra MB':>9} {'min shared':>11} {'attack':>7} "
@@ -77,9 +74,7 @@ def main() -> None:
     runs = [("greedy", size) for size in sizes] + [("ranking", sizes[0])]
     for variant, size in runs:
         task = {"patients": size, "k": args.k, "variant": variant}
-        done = subprocess.run([sys.executable, __file__, "--child", json.dumps(task)],
-                              capture_output=True, text=True, check=True)
-        r = json.loads(done.stdout.strip().splitlines()[-1])
+        r = in_fresh_process(__file__, task)
         print(f"{variant:<8} {r['entities']:>9,} {r['events']:>8,} {r['seconds']:>8.1f} {r['extra_mb']:>9.0f} "
               f"{r['smallest_shared']:>11} {r['attack']:>7.3f} {r['relational_loss']:>10.3f} {r['sequence_loss']:>10.3f}")
 

@@ -52,6 +52,10 @@ from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import linkage_attack
 from microrelease.core.micro.microaggregation import METHODS, microaggregate
 from microrelease.core.micro.release import write_microaggregation
+from microrelease.core.models.base import PrivacyModel
+from microrelease.core.models.profile import build_model_profile, explain_node
+from microrelease.core.models.registry import PRIVACY_MODELS, parse_models
+from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models, sensitive_frequency
 
 try:
     __version__ = version("microrelease")
@@ -62,6 +66,7 @@ __all__ = [
     "METHODS",
     "METRICS",
     "POLICIES",
+    "PRIVACY_MODELS",
     "SAMPLES",
     "Answer",
     "AttributeRole",
@@ -79,12 +84,16 @@ __all__ = [
     "MicroreleaseError",
     "NoSolutionError",
     "Node",
+    "PrivacyModel",
     "Schema",
+    "SensitiveFrequency",
     "TableSummary",
     "VerificationError",
+    "build_model_profile",
     "build_profile",
     "check_k_anonymity",
     "dates",
+    "explain_node",
     "find_vector",
     "generalize",
     "information_loss",
@@ -96,10 +105,13 @@ __all__ = [
     "masking",
     "microaggregate",
     "outlier_matrix",
+    "parse_models",
+    "prepare_models",
     "query",
     "read_arx",
     "read_table",
     "satisfies",
+    "sensitive_frequency",
     "summarize",
     "taxonomy",
     "write_arx",

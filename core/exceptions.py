@@ -8,7 +8,16 @@ from __future__ import annotations
 
 
 class MicroreleaseError(Exception):
-    """Base class of every error this package raises on purpose."""
+    """Base class of every error this package raises on purpose.
+
+    ``parameter`` names the API parameter at fault (``"l_diversity"``, ``"hierarchies"``), so that a
+    front end can point at its own control for it: the CLI maps it to a flag in one place. Messages
+    in core name parameters, never flags.
+    """
+
+    def __init__(self, *args: object, parameter: str | None = None):
+        self.parameter = parameter
+        super().__init__(*args)
 
 
 class InvalidParameterError(MicroreleaseError, ValueError):

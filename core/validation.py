@@ -16,27 +16,38 @@ def _message(name: str, constraint: str, value: object) -> str:
     return f"The {name!r} parameter must be {constraint}. Got {value!r} instead."
 
 
-def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None) -> int:
-    """Return ``value`` as ``int`` if it is an integer (not a bool) within [low, high]."""
+def _invalid(name: str, constraint: str, value: object) -> InvalidParameterError:
+    return InvalidParameterError(_message(name, constraint, value), parameter=name)
+
+
+def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None,
+              high_means: str = "") -> int:
+    """Return ``value`` as ``int`` if it is an integer (not a bool) within [low, high].
+
+    ``high_means`` says what the upper bound is (``"the number of rows"``), for the message.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(_message(name, "an integer", value))
     value = int(value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        raise InvalidParameterError(_message(name, f"an integer in [{lo}, {hi}]", value))
+    if low is not None and value < low:
+        raise _invalid(name, f"at least {low}", value)
+    if high is not None and value > high:
+        raise _invalid(name, f"at most {high_means} ({high})" if high_means else f"at most {high}", value)
     return value
+
+
+def check_positive(value: object, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a real number (not a bool), positive and finite."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(_message(name, "a real number", value))
+    if not (math.isfinite(value) and value > 0):
+        raise _invalid(name, "positive and finite", value)
+    return float(value)
 
 
 def check_k(k: object, n_rows: int) -> int:
     """k must be a whole number with 1 <= k <= number of rows (no table of n rows is (n+1)-anonymous)."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise TypeError(_message("k", "an integer", k))
-    if k < 1:
-        raise InvalidParameterError(_message("k", "at least 1", k))
-    if k > n_rows:
-        raise InvalidParameterError(_message("k", f"at most the number of rows ({n_rows})", k))
-    return int(k)
+    return check_int(k, "k", low=1, high=n_rows, high_means="the number of rows")
 
 
 def parse_max_sup(max_sup: object, n_rows: int) -> int:
@@ -52,20 +63,20 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
             try:
                 share = float(text[:-1])
             except ValueError:
-                raise InvalidParameterError(_message("max_sup", "a row count or a percentage like '1%'", max_sup)) from None
+                raise _invalid("max_sup", "a row count or a percentage like '1%'", max_sup) from None
             if not math.isfinite(share) or share < 0 or share > 100:
-                raise InvalidParameterError(_message("max_sup", "a percentage in [0%, 100%]", max_sup))
+                raise _invalid("max_sup", "a percentage in [0%, 100%]", max_sup)
             return int(math.floor(share / 100.0 * n_rows + 1e-9))
         try:
             max_sup = int(text)
         except ValueError:
-            raise InvalidParameterError(_message("max_sup", "a row count or a percentage like '1%'", max_sup)) from None
+            raise _invalid("max_sup", "a row count or a percentage like '1%'", max_sup) from None
     if isinstance(max_sup, bool) or not isinstance(max_sup, numbers.Integral):
         raise TypeError(_message("max_sup", "an integer row count or a percentage string like '1%'", max_sup))
     if max_sup < 0:
-        raise InvalidParameterError(_message("max_sup", "at least 0", max_sup))
+        raise _invalid("max_sup", "at least 0", max_sup)
     if max_sup > n_rows:
-        raise InvalidParameterError(_message("max_sup", f"at most the number of rows ({n_rows})", max_sup))
+        raise _invalid("max_sup", f"at most the number of rows ({n_rows})", max_sup)
     return int(max_sup)
 
 

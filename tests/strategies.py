@@ -1,10 +1,17 @@
-"""Hypothesis strategies: small random tables with random (valid) hierarchies."""
+"""Hypothesis strategies shared across families: small random tables with random (valid) hierarchies.
+
+A strategy used by one test file only is written beside its test (numeric tables in
+core/micro, neighbouring tables in core/dp, event sequences in core/sequential).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
 from hypothesis import strategies as st
+
+from microrelease.core import Hierarchy
 
 
 @dataclass
@@ -18,6 +25,12 @@ class RandomCase:
     @property
     def heights(self) -> list[int]:
         return [len(rows[0]) - 1 for rows in self.hierarchy_rows]
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.table, columns=self.names)
+
+    def hierarchies(self) -> dict[str, Hierarchy]:
+        return {n: Hierarchy(n, tuple(rows)) for n, rows in zip(self.names, self.hierarchy_rows, strict=True)}
 
 
 @st.composite

@@ -13,15 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
-from microrelease.core.lattice.distance_vectors import Lattice
-from microrelease.core.lattice.frequency import FrequencySet, frequency_set
+from microrelease.core.lattice.frequency import FrequencySet, FrequencySource, frequency_set
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, find_hierarchy_file, read_arx
+
+if TYPE_CHECKING:
+    from microrelease.core.engines.source import Source
 
 SEPARATORS = [",", ";", "\t", "|"]
 
@@ -111,7 +114,7 @@ def as_text(column: pd.Series) -> pd.Series:
 
 
 @dataclass(frozen=True, eq=False)
-class Dataset:
+class Dataset(FrequencySource):
     """A table, its column roles and one hierarchy per QI (in QI order), checked for coverage.
 
     Raises DataError for an empty table or unknown columns, and CoverageError listing (with row
@@ -171,12 +174,14 @@ class Dataset:
         return frequency_set(self.codes)
 
     @property
-    def quasi_identifiers(self) -> tuple[str, ...]:
-        return self.schema.quasi_identifiers
+    def columns(self) -> tuple[str, ...]:
+        return tuple(self.table.columns)
 
     @property
-    def lattice(self) -> Lattice:
-        return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)
+    def rows(self) -> Source:
+        from microrelease.core.engines.source import Source  # engines build on this module
+
+        return Source(frame=self.table)
 
 
 def load_dataset(
@@ -223,7 +228,7 @@ def resolve_hierarchies(
         if spec is None and hierarchy_dir is not None:
             spec = find_hierarchy_file(hierarchy_dir, name)
         if spec is None:
-            where = f" or in {hierarchy_dir}" if hierarchy_dir is not None else ""
-            raise DataError(f"no hierarchy for QI {name!r}: give one with --hierarchy {name}=PATH{where}")
+            where = f" or in the folder {hierarchy_dir}" if hierarchy_dir is not None else ""
+            raise DataError(f"no hierarchy for QI {name!r} in 'hierarchies'{where}", parameter="hierarchies")
         resolved.append(spec if isinstance(spec, Hierarchy) else read_arx(spec, name))
     return tuple(resolved)

@@ -35,7 +35,8 @@ class Schema:
         object.__setattr__(self, "identifiers", tuple(self.identifiers))
         object.__setattr__(self, "sensitive", tuple(self.sensitive))
         if not self.quasi_identifiers:
-            raise DataError("at least one quasi-identifier is needed (--qi)")
+            raise DataError("at least one quasi-identifier is needed: 'quasi_identifiers' is empty",
+                            parameter="quasi_identifiers")
         seen: dict[str, str] = {}
         for role, names in (
             ("quasi-identifier", self.quasi_identifiers),

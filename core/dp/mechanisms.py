@@ -26,23 +26,15 @@ import numbers
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_rng
+from microrelease.core.validation import check_positive, check_rng
 
 
 def check_epsilon(epsilon) -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"The 'epsilon' parameter must be a real number. Got {epsilon!r}.")
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise InvalidParameterError(f"The 'epsilon' parameter must be positive and finite. Got {epsilon!r}.")
-    return float(epsilon)
+    return check_positive(epsilon, "epsilon")
 
 
 def check_sensitivity(sensitivity) -> float:
-    if isinstance(sensitivity, bool) or not isinstance(sensitivity, numbers.Real):
-        raise TypeError(f"The 'sensitivity' parameter must be a real number. Got {sensitivity!r}.")
-    if not (math.isfinite(sensitivity) and sensitivity > 0):
-        raise InvalidParameterError(f"The 'sensitivity' parameter must be positive and finite. Got {sensitivity!r}.")
-    return float(sensitivity)
+    return check_positive(sensitivity, "sensitivity")
 
 
 class Laplace:

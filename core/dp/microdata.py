@@ -60,7 +60,8 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
                 raise ValueError
             out[name.strip()] = (float(lo), float(hi))
         except ValueError:
-            raise InvalidParameterError(f"--bounds expects NAME=LO:HI,...; got {item!r}") from None
+            raise InvalidParameterError(f"each item of 'bounds' must be NAME=LO:HI; got {item!r}",
+                                        parameter="bounds") from None
     return out
 
 
@@ -69,12 +70,12 @@ def check_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, fl
     bounds = dict(bounds or {})
     missing = [a for a in attributes if a not in bounds]
     if missing:
-        raise InvalidParameterError(f"no declared bounds for {missing}: give --bounds A=LO:HI (bounds taken from "
-                                    "the data would leak someone's value)")
+        raise InvalidParameterError(f"no declared bounds for {missing} in 'bounds' (bounds taken from the data "
+                                    "would leak someone's value)", parameter="bounds")
     out = np.array([bounds[a] for a in attributes], dtype=float)
     bad = [a for a, (lo, hi) in zip(attributes, out, strict=True) if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi)]
     if bad:
-        raise InvalidParameterError(f"bounds of {bad} must be finite with LO < HI")
+        raise InvalidParameterError(f"bounds of {bad} must be finite with LO < HI", parameter="bounds")
     return out
 
 

@@ -32,7 +32,6 @@ from microrelease.core.exceptions import DataError
 from microrelease.core.release.cells import escape_formulas
 
 COUNT = "__count"  # the frequency column; a name no table column is expected to use
-OUTPUT_FORMATS = ("csv", "parquet")
 Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
 

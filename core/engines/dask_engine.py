@@ -35,6 +35,18 @@ def _dask():
     return dd, distributed
 
 
+def local_cluster(**options):
+    """A ``distributed.LocalCluster`` on ports the OS chooses, without the dashboard.
+
+    ``dashboard_address=None`` alone turns the dashboard off but the scheduler still serves its
+    other HTTP routes on port 8787, and fails to start when another cluster holds that port; so
+    those routes are sent to a free port on the loopback interface.
+    """
+    _, distributed = _dask()
+    return distributed.LocalCluster(scheduler_port=0, dashboard_address=None,
+                                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}, **options)
+
+
 def _close(client, cluster) -> None:
     client.close()
     if cluster is not None:
@@ -65,14 +77,17 @@ class DaskEngine:
             return
         if self._own is None:
             if self.scheduler is None:
-                cluster = distributed.LocalCluster(processes=True, dashboard_address=None)
+                cluster = local_cluster(processes=True)
                 self._own = (distributed.Client(cluster, set_as_default=False), cluster)
             else:
                 try:
                     client = distributed.Client(str(self.scheduler), timeout=self.timeout, set_as_default=False)
                 except (OSError, TimeoutError) as exc:
                     raise EngineError(f"cannot reach the Dask scheduler at {self.scheduler!s} "
-                                      f"within {self.timeout:g} s: {exc}") from None
+                                      f"within {self.timeout:g} s: {exc}", parameter="scheduler") from None
+                except ValueError as exc:  # not an address at all
+                    raise EngineError(f"the Dask scheduler address {self.scheduler!s} cannot be used: {exc}",
+                                      parameter="scheduler") from None
                 self._own = (client, None)
             weakref.finalize(self, _close, *self._own)
         yield self._own[0]

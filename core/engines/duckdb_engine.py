@@ -121,7 +121,12 @@ class DuckDBEngine:
         query's progress and interrupting it when ``should_stop()`` says so."""
         import duckdb
 
-        with tempfile.TemporaryDirectory(prefix="microrelease-spill-", dir=self.spill_dir) as spill:
+        try:
+            spill_folder = tempfile.TemporaryDirectory(prefix="microrelease-spill-", dir=self.spill_dir)
+        except OSError as exc:  # a spill_dir that does not exist or that we may not write
+            raise EngineError(f"cannot make a spill folder in {self.spill_dir or tempfile.gettempdir()}: "
+                              f"{exc.strerror or exc}", parameter="spill_dir") from None
+        with spill_folder as spill:
             con = self._connect(spill)
             for name, frame in tables:
                 con.register(name, frame)

@@ -19,8 +19,7 @@ import pandas as pd
 from microrelease.core.data.dataset import detect_separator, frame_checksum
 from microrelease.core.exceptions import DataError
 
-FORMATS = ("csv", "parquet")
-# Parquet column types whose text form every engine writes the same way (see engines/text.py).
+# Parquet column types whose text form every engine writes the same way (checked by check_types).
 TEXT_TYPES = ("string", "large_string", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
               "uint64", "float", "double", "null")  # not halffloat: DuckDB reads its NaN as 'nan'
 

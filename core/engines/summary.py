@@ -22,13 +22,12 @@ from microrelease.core.data.dataset import resolve_hierarchies
 from microrelease.core.data.roles import Schema
 from microrelease.core.engines import COUNT, Engine, Source, make_engine
 from microrelease.core.exceptions import CoverageError, DataError
-from microrelease.core.lattice.distance_vectors import Lattice
-from microrelease.core.lattice.frequency import FrequencySet
+from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 
 
 @dataclass(frozen=True, eq=False)
-class TableSummary:
+class TableSummary(FrequencySource):
     """A table's frequency set, hierarchies (in QI order) and provenance; no rows."""
 
     source: Source
@@ -41,16 +40,8 @@ class TableSummary:
     checksum: str = ""
 
     @property
-    def n_rows(self) -> int:
-        return self.frequency.n_rows
-
-    @property
-    def quasi_identifiers(self) -> tuple[str, ...]:
-        return self.schema.quasi_identifiers
-
-    @property
-    def lattice(self) -> Lattice:
-        return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)
+    def rows(self) -> Source:
+        return self.source
 
 
 def encode_frequency(table: pa.Table, hierarchies: Sequence[Hierarchy]) -> tuple[FrequencySet, tuple, dict]:

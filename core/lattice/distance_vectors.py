@@ -158,11 +158,6 @@ class Lattice:
         bounds = np.searchsorted(self.node_heights[order], np.arange(self.max_height + 2))
         return [order[bounds[h]:bounds[h + 1]] for h in range(self.max_height + 1)]
 
-    @staticmethod
-    def dominates(upper: Sequence[int], lower: Sequence[int]) -> bool:
-        """True if ``upper`` >= ``lower`` component-wise (``upper`` generalizes ``lower``)."""
-        return all(u >= v for u, v in zip(upper, lower, strict=True))
-
     def to_networkx(self) -> nx.DiGraph:
         """The lattice as a DiGraph (edges point up); nodes carry ``vector``, ``height``, ``index``."""
         g = nx.DiGraph()

@@ -8,8 +8,15 @@ their counts. So the rows are read once, and every node is evaluated on the freq
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from microrelease.core.data.roles import Schema
+    from microrelease.core.engines.source import Source
+    from microrelease.core.lattice.distance_vectors import Lattice
+    from microrelease.core.lattice.hierarchies import Hierarchy
 
 
 @dataclass(frozen=True, eq=False)
@@ -39,3 +46,40 @@ def frequency_set(codes: np.ndarray) -> FrequencySet:
     codes = np.ascontiguousarray(codes, dtype=np.int32)
     tuples, row_tuple, counts = np.unique(codes, axis=0, return_inverse=True, return_counts=True)
     return FrequencySet(tuples.astype(np.int32), counts.astype(np.int64), row_tuple.reshape(-1).astype(np.int64))
+
+
+@runtime_checkable
+class FrequencySource(Protocol):
+    """What the lattice needs of a table: its roles, hierarchies and frequency set, and where its rows are.
+
+    Met by :class:`~microrelease.core.Dataset` (rows in memory) and
+    :class:`~microrelease.core.engines.summary.TableSummary` (rows in files, summarized by an
+    engine). The search, the metrics and the release take either; the derived members are written
+    here once.
+    """
+
+    schema: Schema
+    hierarchies: tuple[Hierarchy, ...]
+    missing_counts: dict[str, int]
+    checksum: str
+    frequency: FrequencySet
+    columns: tuple[str, ...]  # every column of the table, in file order
+
+    @property
+    def rows(self) -> Source:
+        """Where the rows live, for an engine to read them again at release."""
+        ...
+
+    @property
+    def n_rows(self) -> int:
+        return self.frequency.n_rows
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.schema.quasi_identifiers
+
+    @property
+    def lattice(self) -> Lattice:
+        from microrelease.core.lattice.distance_vectors import Lattice
+
+        return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)

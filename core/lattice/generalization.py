@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import Dataset, as_text
+from microrelease.core.data.dataset import Dataset
 from microrelease.core.lattice.distance_vectors import Node
 from microrelease.core.lattice.frequency import FrequencySet
 from microrelease.core.lattice.hierarchies import Hierarchy
@@ -83,21 +83,10 @@ class GeneralizedTable:
         return len(self.suppressed_rows)
 
 
-def model_passes(dataset: Dataset, row_class: np.ndarray, n_classes: int, sensitive, models) -> np.ndarray:
-    """Whether each class passes every privacy model on ``sensitive`` (a SensitiveFrequency)."""
-    labels = pd.Index(sensitive.labels)
-    column = labels.get_indexer(as_text(dataset.table[sensitive.attribute]))
-    m = len(labels)
-    counts = np.bincount(row_class * m + column, minlength=n_classes * m).reshape(n_classes, m).astype(float)
-    ok = np.ones(n_classes, dtype=bool)
-    for model in models:
-        ok &= model.passes(counts, sensitive.table_counts)
-    return ok
-
-
 def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive=None, models: Sequence = ()) -> GeneralizedTable:
     """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k`` and, if
-    given, for privacy ``models`` on the ``sensitive`` attribute (a SensitiveFrequency): a class is
+    given, for privacy ``models`` on the ``sensitive`` attribute (a
+    :class:`~microrelease.core.models.sensitive.SensitiveFrequency` of ``dataset``): a class is
     suppressed when it is smaller than k or fails a model."""
     node = dataset.lattice.check_node(node)
     k = check_k(k, dataset.n_rows)
@@ -106,7 +95,7 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive=None,
     row_class = tuple_class[freq.row_tuple]
     keep = sizes[row_class] >= k
     if models:
-        keep &= model_passes(dataset, row_class, len(sizes), sensitive, models)[row_class]
+        keep &= sensitive.passing(row_class, len(sizes), models)[row_class]
     table = dataset.table[dataset.schema.output_columns(list(dataset.table.columns))].copy()
     level_codes = generalize_codes(dataset.hierarchies, dataset.codes, node)
     for i, (name, h, d) in enumerate(zip(dataset.quasi_identifiers, dataset.hierarchies, node, strict=True)):

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -88,6 +88,12 @@ class LatticeProfile:
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
+    def monotone(self, max_sup: int) -> bool:
+        """Whether satisfaction is monotone up the lattice for this MaxSup, so that a node with no
+        satisfying direct predecessor has none below at all: k-anonymity always is (Samarati
+        Lemma 5.1); each privacy model declares whether it is, without and with suppression."""
+        return all(m.monotone_suppression if max_sup > 0 else m.monotone_generalization for m in self.models)
+
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         """(sizes, counts) of ``node``'s equivalence classes."""
         i = self.lattice.index(node)
@@ -142,7 +148,23 @@ class LatticeProfile:
         return ClassStats(k, suppressed, distinct, smallest, released_sq)
 
 
-def _key_spec(hierarchies: tuple[Hierarchy, ...]):
+class KeySpec(NamedTuple):
+    """How a class's level codes pack into one int64 key: bit field ``shifts[a]``/``masks[a]`` for
+    QI a; ``parent_flat[parent_off[a, level]:]`` maps QI a's codes at ``level`` to ``level + 1``."""
+
+    shifts: np.ndarray
+    masks: np.ndarray
+    parent_flat: np.ndarray
+    parent_off: np.ndarray
+
+    def pack(self, codes: np.ndarray) -> np.ndarray:
+        """The key of each row of ``codes`` (one ground code per QI)."""
+        if not len(codes):
+            return np.zeros(0, np.int64)
+        return np.bitwise_or.reduce(codes.astype(np.int64) << self.shifts, axis=1)
+
+
+def key_spec(hierarchies: tuple[Hierarchy, ...]) -> KeySpec | None:
     """Bit fields packing one ground code per QI into an int64 key, or None if over 62 bits."""
     widths = np.array([max(1, int(len(h.ground) - 1).bit_length()) for h in hierarchies], dtype=np.int64)
     if widths.sum() > _KEY_BITS:
@@ -160,7 +182,7 @@ def _key_spec(hierarchies: tuple[Hierarchy, ...]):
             flat.append(up.astype(np.int64))
             pos += len(up)
     parent_flat = np.concatenate(flat) if flat else np.zeros(1, dtype=np.int64)
-    return shifts, masks, parent_flat, parent_off
+    return KeySpec(shifts, masks, parent_flat, parent_off)
 
 
 def _choose_split(shape: tuple[int, ...], chunks: int = 16) -> int:
@@ -186,9 +208,9 @@ def profile_frequency_set(
 ) -> LatticeProfile:
     """Build the whole-lattice profile from a frequency set.
 
-    strategy : ``"numba"`` (compiled roll-up), ``"numpy"`` (same roll-up, sort-based grouping),
-        ``"direct"`` (group the frequency set anew at every node; no key-size limit), or ``"auto"``
-        (numba when one code per QI packs into 62 bits, else direct).
+    strategy : ``"numba"`` (compiled roll-up), ``"numpy"`` (same roll-up, sort-based grouping: the
+        tests' oracle), ``"direct"`` (group the frequency set anew at every node; no key-size
+        limit), or ``"auto"`` (numba when one code per QI packs into 62 bits, else direct).
     progress : called with the fraction done (0..1) as work proceeds.
     should_stop : polled between chunks; when it returns True, :class:`Cancelled` is raised.
     workers : threads for the roll-up (default: up to 2 cores).
@@ -200,7 +222,7 @@ def profile_frequency_set(
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.")
     lattice = Lattice(tuple(h.height for h in hierarchies), names or tuple(h.attribute for h in hierarchies))
-    spec = _key_spec(hierarchies)
+    spec = key_spec(hierarchies)
     if strategy == "auto":
         strategy = "numba" if spec is not None else "direct"
     if strategy != "direct" and spec is None:
@@ -213,10 +235,10 @@ def profile_frequency_set(
         from microrelease.core.lattice import rollup_kernels as kernels
     else:
         from microrelease.core.lattice import rollup_numpy as kernels
-    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
-    check_int(memory_budget, "memory_budget", low=0)
-    return _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers,
-                           memory_budget)
+    pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), kernels.inner_profile,
+                     kernels.roll_once, progress=progress, should_stop=should_stop, workers=workers,
+                     memory_budget=memory_budget)
+    return assemble_profile(lattice, freq.n_rows, pieces, strategy)
 
 
 def build_profile(
@@ -237,36 +259,45 @@ def build_profile(
     )
 
 
-def chunks_in_flight(n_distinct: int, inner_depth: int, workers: int, memory_budget: int) -> int:
+def chunks_in_flight(n_distinct: int, inner_depth: int, workers: int, memory_budget: int,
+                     class_bytes: int = 16) -> int:
     """How many roll-up chunks may run at once: 2 per worker, fewer if their working sets
-    (keys and counts, 16 bytes per class, per level of the depth-first path, plus the hash table)
-    would exceed ``memory_budget``; never fewer than one."""
-    per_chunk = 16 * max(n_distinct, 1) * (inner_depth + 1) + 16 * (1 << max(4, (2 * max(n_distinct, 1) - 1).bit_length()))
+    (``class_bytes`` per class - key and count(s) - per level of the depth-first path, plus the
+    hash table) would exceed ``memory_budget``; never fewer than one."""
+    per_chunk = (class_bytes * max(n_distinct, 1) * (inner_depth + 1)
+                 + 16 * (1 << max(4, (2 * max(n_distinct, 1) - 1).bit_length())))
     return max(1, min(2 * workers, memory_budget // per_chunk))
 
 
-def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progress, should_stop, workers,
-                    memory_budget) -> LatticeProfile:
+def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts: np.ndarray, inner, roll_once, *,
+            progress: Progress | None = None, should_stop: ShouldStop | None = None, workers: int | None = None,
+            memory_budget: int = 512 << 20) -> list[tuple]:
+    """Run a roll-up kernel over the whole lattice, in chunks, from the bottom node's classes.
+
+    The QIs are split: ``inner(keys, counts, heights, shifts, masks, parent_flat, parent_off)``
+    walks the sub-lattice of the first ones from a start node and returns (local node ids in visit
+    order, then arrays of its own, per visited node or in CSR segments); the start nodes enumerate
+    the other QIs, each reached with ``roll_once`` from the previous one. Between chunks
+    ``should_stop`` is polled (raising :class:`Cancelled`) and ``progress`` told the fraction done.
+    Returns one piece per chunk: its kernel's result with the local ids made lattice node numbers.
+    """
+    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
+    check_int(memory_budget, "memory_budget", low=0)
     shifts, masks, parent_flat, parent_off = spec
     shape = lattice.shape
     p = _choose_split(shape)
-    in_flight = chunks_in_flight(freq.n_distinct, sum(lattice.heights[:p]), workers, memory_budget)
+    class_bytes = 8 + root_counts.itemsize * int(np.prod(root_counts.shape[1:], dtype=np.int64))
+    in_flight = chunks_in_flight(len(root_keys), sum(lattice.heights[:p]), workers, memory_budget, class_bytes)
     workers = min(workers, in_flight)
     inner_heights = np.array(lattice.heights[:p], dtype=np.int64)
     outer_shape = shape[p:]
     outer_size = int(np.prod(outer_shape, dtype=np.int64))
     m_outer = len(outer_shape)
-    root_keys = (
-        np.bitwise_or.reduce(freq.codes.astype(np.int64) << shifts, axis=1) if len(freq.codes) else np.zeros(0, np.int64)
-    )
-    root_counts = freq.counts.astype(np.int64)
 
     def chunk(keys, counts, outer_vec):
-        order, seg, sizes, counts_ = kernels.inner_profile(
-            keys, counts, inner_heights, shifts[:p], masks[:p], parent_flat, parent_off[:p]
-        )
+        order, *rest = inner(keys, counts, inner_heights, shifts[:p], masks[:p], parent_flat, parent_off[:p])
         outer_id = int(np.ravel_multi_index(outer_vec, outer_shape)) if outer_shape else 0
-        return order * outer_size + outer_id, seg, sizes, counts_
+        return (order * outer_size + outer_id, *rest)
 
     def starts(keys, counts, vec, first):
         """Depth-first over the outer QIs (the kernel's spanning tree): each chunk's start node."""
@@ -275,7 +306,7 @@ def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progres
             a = p + j
             if vec[j] < lattice.heights[a]:
                 off = parent_off[a, vec[j]]
-                child = kernels.roll_once(keys, counts, shifts[a], masks[a], parent_flat[off:])
+                child = roll_once(keys, counts, shifts[a], masks[a], parent_flat[off:])
                 vec[j] += 1
                 yield from starts(*child, vec, j)
                 vec[j] -= 1
@@ -302,17 +333,19 @@ def _profile_rollup(freq, hierarchies, lattice, spec, kernels, strategy, progres
             pieces.append(f.result())
             if progress is not None:
                 progress(len(pieces) / outer_size)
-    return _assemble(lattice, freq.n_rows, pieces, strategy)
+    return pieces
 
 
-def _assemble(lattice, n_rows, pieces, strategy) -> LatticeProfile:
+def assemble_profile(lattice: Lattice, n_rows: int, pieces, strategy: str) -> LatticeProfile:
+    """The profile from pieces (node numbers, segment offsets, sizes, counts, ...: any further
+    arrays are left to the caller), each node's pairs in CSR order."""
     lens = np.zeros(lattice.size, dtype=np.int64)
-    for ids, seg, _, _ in pieces:
+    for ids, seg, *_ in pieces:
         lens[ids] = np.diff(seg)
     offsets = np.concatenate(([0], np.cumsum(lens)))
     sizes = np.empty(offsets[-1], dtype=np.int64)
     counts = np.empty(offsets[-1], dtype=np.int64)
-    for ids, seg, s, c in pieces:
+    for ids, seg, s, c, *_ in pieces:
         piece_lens = np.diff(seg)
         dest = np.repeat(offsets[ids] - seg[:-1], piece_lens) + np.arange(seg[-1])
         sizes[dest] = s
@@ -332,4 +365,4 @@ def _profile_direct(freq, hierarchies, lattice, progress, should_stop) -> Lattic
         pieces.append((np.array([i]), np.array([0, len(s)]), s.astype(np.int64), c.astype(np.int64)))
         if progress is not None and (i % 64 == 0 or i == lattice.size - 1):
             progress((i + 1) / lattice.size)
-    return _assemble(lattice, freq.n_rows, pieces, "direct")
+    return assemble_profile(lattice, freq.n_rows, pieces, "direct")

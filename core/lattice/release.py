@@ -25,9 +25,9 @@ import pandas as pd
 
 from microrelease.core.data.dataset import Dataset
 from microrelease.core.engines import COUNT, Engine, PandasEngine, ReleasePlan, Source, output_format
-from microrelease.core.engines.summary import TableSummary
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
+from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.profile import ClassStats
@@ -98,7 +98,7 @@ class NodeSuppression:
                     "by_model": {m: int(self.sizes[f].sum()) for m, f in self.failing.items()}}}
 
 
-def node_suppression(data: Dataset | TableSummary, node: Sequence[int], k: int, *, sensitive=None,
+def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sensitive=None,
                      models: Sequence = ()) -> NodeSuppression:
     """The classes of ``node`` and the ones minimal required suppression removes for ``k`` and the
     privacy ``models`` on ``sensitive`` (a SensitiveFrequency of the same table)."""
@@ -148,17 +148,9 @@ def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) 
                                     "code": h.codes[d].astype(np.int32)}))
     dropped = suppression.class_levels[suppression.suppressed]
     gone = pd.DataFrame(dropped, columns=[f"c{i}" for i in range(dropped.shape[1])]).astype(np.int32)
-    columns = tuple(data.schema.output_columns(list(_columns(data))))
+    columns = tuple(data.schema.output_columns(list(data.columns)))
     return ReleasePlan(data.quasi_identifiers, columns, tuple(tables), gone,
                        int(suppression.sizes[~suppression.suppressed].sum()), sep, fmt, escape)
-
-
-def _columns(data) -> Sequence[str]:
-    return data.table.columns if isinstance(data, Dataset) else data.columns
-
-
-def _source(data) -> Source:
-    return Source(frame=data.table) if isinstance(data, Dataset) else data.source
 
 
 def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
@@ -183,7 +175,7 @@ class NodeRelease:
     how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
     call :meth:`write`, so that they cannot write different releases for the same decision."""
 
-    data: Dataset | TableSummary
+    data: FrequencySource
     node: tuple[int, ...]
     k: int
     max_sup: int | None = None
@@ -208,7 +200,7 @@ class NodeRelease:
 
 
 def write_release(
-    data: Dataset | TableSummary,
+    data: FrequencySource,
     node: Sequence[int],
     k: int,
     out: str | Path,
@@ -241,10 +233,10 @@ def write_release(
     k = check_k(k, data.n_rows)
     if models and not isinstance(data, Dataset):
         raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
-    source = _source(data)
+    source = data.rows
     target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
     if escape:
-        refuse_formula_headers(data.schema.output_columns(list(_columns(data))))
+        refuse_formula_headers(data.schema.output_columns(list(data.columns)))
     suppression = node_suppression(data, node, k, sensitive=sensitive, models=models)
     counts = suppression.counts(data.n_rows)
     if max_sup is not None and counts["suppressed_rows"] > max_sup:

@@ -1,7 +1,9 @@
-"""Pure-numpy roll-up with the same contract as :mod:`microrelease.core.lattice.rollup_kernels`.
+"""The roll-up of :mod:`microrelease.core.lattice.rollup_kernels` in plain numpy (sort-based grouping),
+with the same contract (``inner_profile``, ``roll_once``).
 
-Slower (sort-based grouping), kept for platforms without numba and as an independent cross-check
-of the compiled kernels in the tests.
+Kept only as an independent oracle of the compiled kernels: ``build_profile(strategy="numpy")`` in
+tests/core/lattice/test_random_brute_force.py (``test_profile_answers_equal_direct_evaluation``) and
+tests/core/lattice/test_adult_brute_force.py (``test_numpy_path_gives_the_identical_profile``).
 """
 
 from __future__ import annotations

@@ -232,11 +232,11 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str) -> Answer:
     stats = profile.stats(k)
     satisfying = stats.suppressed <= max_sup
     src, tgt = profile.lattice.edges
-    if profile.models and max_sup > 0:
-        # With suppression, l-diversity and t-closeness are not monotone at the node level (a class
-        # that fails can merge with one that passes into one that fails), so a satisfying node may
-        # lie above a failing one above a satisfying one: look at every node below, not just the
-        # direct predecessors. (Find_vector's binary search assumes monotonicity; it stays the paper's.)
+    if not profile.monotone(max_sup):
+        # A model not monotone here (l-diversity and t-closeness with suppression: a class that
+        # fails can merge with one that passes into one that fails) lets a satisfying node lie above
+        # a failing one above a satisfying one: look at every node below, not just the direct
+        # predecessors. (Find_vector's binary search assumes monotonicity; it stays the paper's.)
         below = np.zeros(profile.lattice.size, dtype=bool)  # some satisfying node strictly below
         heights = profile.lattice.node_heights
         for h in range(1, int(heights.max(initial=0)) + 1):

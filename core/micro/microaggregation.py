@@ -133,13 +133,13 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     """MDAV on the (already standardized) rows of ``z``: the group number of every row.
 
     Groups are numbered in the order MDAV forms them. ``strategy``: ``"numba"`` (compiled loop,
-    the default) or ``"numpy"`` (vectorized passes; the same result, kept as a cross-check and
-    for platforms without numba). ``progress`` is called by the numpy strategy only.
+    the default) or ``"numpy"`` (vectorized passes; the same result, kept as the compiled loop's
+    oracle in the tests). ``progress`` is called by the numpy strategy only.
     """
     n = len(z)
     k = check_k(k, n)
     if strategy == "numba":
-        from microrelease.core.micro.mdav_kernel import mdav
+        from microrelease.core.micro.mdav_kernels import mdav
 
         group = mdav(np.ascontiguousarray(z, dtype=np.float64), k)
         if progress is not None:
@@ -278,7 +278,8 @@ def microaggregate(
 
     if method == "ir-swap":
         if not confidential:
-            raise DataError("ir-swap permutes confidential attributes: give them with --confidential")
+            raise DataError("ir-swap permutes confidential attributes: 'confidential' is empty",
+                            parameter="confidential")
         extra = sorted(set(k_per_attribute or {}) - set(confidential))
         if extra:
             raise DataError(f"k given for column(s) {extra} that are not confidential attributes")

@@ -158,4 +158,5 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
             raise OutputError(f"{path} changed after {TOOL} wrote it (its checksum differs from its report's); "
                               "it is not overwritten (nothing was written)")
     if not target.force:
-        raise OutputError(f"{target.path} holds a previous release; give --force to replace it (nothing was written)")
+        raise OutputError(f"{target.path} holds a previous release, replaced only with 'force' (nothing was written)",
+                          parameter="force")

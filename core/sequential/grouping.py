@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.micro.microaggregation import consecutive_groups
 from microrelease.core.sequential.cost import CostModel
 from microrelease.core.validation import check_k
 
@@ -43,9 +44,7 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", progres
     if variant == "ranking":
         seed = int(np.argmax(far))
         cost = model.costs_from(seed, np.arange(n))
-        order = np.lexsort((np.arange(n), cost))
-        group[order] = np.minimum(np.arange(n) // k, max(1, n // k) - 1)
-        return group
+        return consecutive_groups(np.lexsort((np.arange(n), cost)), k)
     remaining = np.arange(n)
     seeds = []
     g = 0

@@ -192,3 +192,70 @@ def test_dp_release_writes_noise_and_a_report(tmp_path, capsys):
     assert code == 2 and "no declared bounds for ['RESSALES']" in err
     code, _, err = run(capsys, "dp", "--sample", "census", "--epsilon", "-1", "-o", str(tmp_path / "x.csv"))
     assert code == 2 and "'epsilon' parameter must be positive" in err
+
+
+ONE_OF_EACH = {
+    "search": ["--sample", "toy", "--k", "2", "--sensitive", "age", "--qi", "gender,zipcode", "--l-diversity", "distinct:2"],
+    "release": ["--sample", "toy", "--k", "2", "--node", "1,0,1", "-o", "out.csv"],
+    "check": ["--sample", "toy", "--k", "2"],
+    "microaggregate": ["--sample", "eia", "--k", "3", "--method", "ir-swap", "--k-per-attribute", "RESSALES=4",
+                       "-o", "out.csv"],
+    "dp": ["--sample", "census", "--epsilon", "1", "--k", "20", "-o", "out.csv"],
+    "sequential": ["e.csv", "v.csv", "--entity-id", "id", "--qi", "a,b", "--sequence-key", "s", "--order-by", "t",
+                   "--code", "c", "--code-hierarchy", "h.csv", "--hierarchy", "a=a.csv", "--k", "2", "-o", "out"],
+    "app": ["--sample", "toy", "--qi", "age"],
+}
+
+
+def test_one_test_case_per_command():
+    from microrelease.app.cli.run import COMMANDS
+
+    assert sorted(ONE_OF_EACH) == sorted(c.NAME for c in COMMANDS)
+
+
+@pytest.mark.parametrize("command", sorted(ONE_OF_EACH))
+def test_each_command_reads_its_arguments_once_into_a_frozen_request(command):
+    import dataclasses
+
+    from microrelease.app.cli import build_parser
+
+    args = build_parser().parse_args([command, *ONE_OF_EACH[command]])
+    before = dict(vars(args))
+    request = args.module.Request.from_args(args)
+    assert vars(args) == before  # the Namespace is read, never changed
+    assert dataclasses.is_dataclass(request) and type(request).__dataclass_params__.frozen
+    field = dataclasses.fields(request)[0].name
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(request, field, None)
+
+
+def test_the_data_or_sample_choice_fills_the_samples_defaults():
+    from microrelease.app.cli import build_parser
+
+    args = build_parser().parse_args(["release", "--sample", "toy", "--k", "2", "-o", "x.csv", "--engine", "pandas"])
+    request = args.module.Request.from_args(args)
+    assert request.table.path == sample("toy").path and request.table.qi == sample("toy").qi
+    assert request.table.hierarchy_dir == str(sample("toy").folder) and request.engine.name == "pandas"
+    args = build_parser().parse_args(["microaggregate", "--sample", "eia", "--qi", "RESSALES", "--k", "3", "-o", "x.csv"])
+    request = args.module.Request.from_args(args)
+    assert request.qi == ("RESSALES",) and request.confidential  # what was left out comes from the sample
+
+
+def test_no_namespace_leaves_the_parsing_of_its_command():
+    import ast
+
+    folder = Path(__file__).resolve().parents[2] / "app"
+    readers = {}
+    for path in folder.rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        if path.parent.name != "cli":
+            assert "argparse" not in path.read_text(), f"{path}: argument parsing belongs to app/cli"
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == "args" for a in node.args.args):
+                readers.setdefault(node.name, []).append(path.name)
+            if isinstance(node, ast.Assign | ast.AugAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                assert not any(isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "args"
+                               for t in targets), f"{path.name}:{node.lineno} changes the Namespace"
+    assert set(readers) == {"from_args", "resolve_input"}, readers

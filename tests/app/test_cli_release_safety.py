@@ -116,7 +116,8 @@ def test_a_previous_release_is_replaced_only_with_force_and_a_foreign_file_never
     assert main(release(out)) == 0
     first = json.loads((tmp_path / "out.report.json").read_text())
     assert main(release(out)) == 2
-    assert "holds a previous release; give --force" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("microrelease: error: --force: ") and "holds a previous release" in err
     assert main(release(out, "--force")) == 0
     second = json.loads((tmp_path / "out.report.json").read_text())
     assert second["output"]["files"][0]["checksum"] == sha(out) and second["created"] >= first["created"]

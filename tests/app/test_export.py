@@ -17,8 +17,9 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from microrelease.app.state import Explorer  # noqa: E402
-from microrelease.app.views.export import Export  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.tabs.export.state import ExportState  # noqa: E402
+from microrelease.app.tabs.export.view import ExportView  # noqa: E402
 from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
 
 N_ROWS, MAX_SUP = 30162, 301
@@ -34,7 +35,7 @@ def _reset_panel_state():
 @pytest.fixture
 def adult_t(adult, adult_profile):
     e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
-    e.sensitive, e.distance, e.t = "salary-class", "ordered", 0.2
+    e.sensitive, e.ground, e.t = "salary-class", "ordered", 0.2
     assert not e.message and [m.describe() for m in e.profile.models] == [T_MODEL]
     return e
 
@@ -47,9 +48,9 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
     e = adult_t
     shown = e.answer.node(e.preferred)
     assert shown.satisfies and shown.suppressed == 96
-    export = Export(explorer=e)
+    export = ExportView(state=ExportState(explorer=e))
     assert not export.csv.disabled and not export.report.disabled and export.refusal.object == ""
-    csv, report_bytes = export.files()
+    csv, report_bytes = export.state.files()
     table, report = read(csv), json.loads(report_bytes)
 
     assert len(table) == N_ROWS - 96 == report["output"]["rows"]
@@ -76,10 +77,10 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
     assert sorted(map(tuple, preview[table.columns].to_numpy())) == sorted(map(tuple, table.to_numpy()))
 
     # both downloads come from one write; the next decision writes again
-    assert export.files() == (csv, report_bytes)
+    assert export.state.files() == (csv, report_bytes)
     assert export._csv().read() == csv and export._report().read() == report_bytes
-    export.escape.value = True
-    csv2, report2 = export.files()
+    export.escape.value = True  # the view's box drives the state
+    csv2, report2 = export.state.files()
     assert json.loads(report2)["formula_cells"]["escape_formulas"] is True
     assert json.loads(report2)["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv2).hexdigest()
 
@@ -87,14 +88,15 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
 def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
     e = adult_t
     e.selected = e.preferred
-    spec = e.release_spec()
+    export = ExportState(explorer=e)
+    spec = export.spec()
     assert (spec.chosen_by, spec.policy, spec.weights) == ("node", None, None)
     assert spec.sensitive is e.applied_sensitive and spec.models == e.applied_models
     assert spec.max_sup == MAX_SUP and spec.k == 5
-    report = json.loads(Export(explorer=e).files()[1])
+    report = json.loads(export.files()[1])
     assert report["parameters"]["chosen_by"] == "node" and report["parameters"]["privacy_models"] == [T_MODEL]
     e.selected, e.policy, e.weights = None, "weighted", {"age": 3.0}
-    spec = e.release_spec()
+    spec = export.spec()
     assert (spec.chosen_by, spec.policy, spec.weights) == ("policy weighted", "weighted", {"age": 3.0})
 
 
@@ -102,7 +104,7 @@ def test_distinct_2_diversity_holds_in_every_exported_class(adult, adult_profile
     e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
     e.sensitive, e.l_kind, e.l = "salary-class", "distinct", 2
     assert [m.describe() for m in e.profile.models] == ["distinct 2-diversity"]
-    csv, report = Export(explorer=e).files()
+    csv, report = ExportState(explorer=e).files()
     table = read(csv)
     report = json.loads(report)
     assert report["parameters"]["privacy_models"] == ["distinct 2-diversity"]
@@ -117,22 +119,24 @@ def test_failing_nodes_are_refused_with_the_reason(adult_t, tmp_path):
     status = e.status()
     model_fails = int(np.flatnonzero(status == 4)[0])  # k-anonymity alone would do, t-closeness does not
     e.selected = model_fails
-    reason = e.export_refusal(model_fails)
+    export = ExportView(state=ExportState(explorer=e))
+    reason = export.state.refusal(model_fails)
     rows = int(e.profile.failing_by_model[T_MODEL][model_fails])
     assert rows > 0 and f"{T_MODEL}: {rows} rows" in reason and "MaxSup = 301" in reason
-    export = Export(explorer=e)
     assert export.csv.disabled and export.report.disabled and reason in export.refusal.object
     with pytest.raises(InvalidParameterError, match="cannot be exported"):
-        export.files()
+        export.state.files()
+    with pytest.raises(InvalidParameterError, match="cannot be exported"):
+        export.state.write(tmp_path / "x.csv")
     with pytest.raises(InvalidParameterError, match="over MaxSup"):  # the core refuses the same node
-        e.release_spec().write(tmp_path / "x.csv")
+        export.state.spec().write(tmp_path / "x.csv")
     assert not list(tmp_path.iterdir())
 
     bottom = 0  # no generalization: far too many small classes
     assert not e.answer.satisfying[bottom]
     e.selected = bottom
-    assert f"needs {e.answer.node(bottom).suppressed} suppressed rows" in e.export_refusal(bottom)
+    assert f"needs {e.answer.node(bottom).suppressed} suppressed rows" in export.state.refusal(bottom)
     assert export.csv.disabled
     e.selected = e.preferred
-    assert not export.csv.disabled and e.export_refusal(e.preferred) == ""
-    assert e.export_refusal(None).startswith("Nothing to export")
+    assert not export.csv.disabled and export.state.refusal(e.preferred) == ""
+    assert export.state.refusal(None).startswith("Nothing to export")

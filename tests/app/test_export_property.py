@@ -27,8 +27,8 @@ from strategies import random_cases
 pn = pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.state import Explorer  # noqa: E402
-from microrelease.app.views.export import Export  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.tabs.export.state import ExportState  # noqa: E402
 from microrelease.core import load_dataset  # noqa: E402
 from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
 
@@ -134,23 +134,23 @@ def test_dashboard_export_and_cli_release_write_the_same_release(example, data):
         if model is not None:
             kind, x = model
             e.param.update(sensitive=SENSITIVE, **({"l": x, "l_kind": "distinct"} if kind == "distinct" else
-                                                   {"t": x, "distance": "equal"}))
+                                                   {"t": x, "ground": "equal"}))
             assert not e.message.startswith("Privacy models not applied"), e.message
         satisfying = [int(i) for i in e.answer.satisfying.nonzero()[0]]
         out = folder / "out" / "release.csv"
         event(f"model {model[0] if model else None}, {'a satisfying node' if satisfying else 'no satisfying node'}")
         if not satisfying:  # nothing to release: both refuse, nothing is written
             e.selected = e.lattice.size - 1
-            assert e.export_refusal(e.selected)
+            assert ExportState(explorer=e).refusal(e.selected)
             with pytest.raises(InvalidParameterError):
-                Export(explorer=e).files()
+                ExportState(explorer=e).files()
             assert cli(path, hierarchies, case, e.lattice.node(e.selected), model, out) == 2
             assert not out.exists()
             return
         e.selected = data.draw(st.sampled_from(satisfying), label="node")
         node = e.lattice.node(e.selected)
-        assert e.export_refusal(e.selected) == ""
-        csv, report = Export(explorer=e).files()
+        assert ExportState(explorer=e).refusal(e.selected) == ""
+        csv, report = ExportState(explorer=e).files()
         assert cli(path, hierarchies, case, node, model, out) == 0
         mine, theirs = read(csv), pd.read_csv(out, dtype=str, keep_default_na=False)
         cli_report = json.loads(out.with_name("release.report.json").read_text())

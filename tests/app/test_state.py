@@ -10,11 +10,14 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from microrelease.app import graph  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.summary import summary_text  # noqa: E402
 from microrelease.app.main import Dashboard, lattice_view, sample_with_profile, tradeoff_view  # noqa: E402
-from microrelease.app.setup import MAX_UPLOAD_BYTES, DataSetup  # noqa: E402
-from microrelease.app.state import Explorer  # noqa: E402
-from microrelease.app.views.teaching import PAIRS_EXAMPLE, pairs_check  # noqa: E402
+from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES, DataState  # noqa: E402
+from microrelease.app.tabs.lattice import graph  # noqa: E402
+from microrelease.app.tabs.lattice.state import LatticeState  # noqa: E402
+from microrelease.app.tabs.teaching.state import PAIRS_EXAMPLE, TeachingState, pairs_check  # noqa: E402
+from microrelease.app.tabs.tradeoff.state import TradeoffState, pareto_front  # noqa: E402
 from microrelease.core import DataError, check_k_anonymity, load_sample, query  # noqa: E402
 
 
@@ -34,7 +37,7 @@ def test_explorer_answers_from_the_profile(samarati_explorer):
     assert e.k_minimal_vectors() == [[0, 2], [1, 1]]
     e.max_sup = 2
     assert e.k_minimal_vectors() == [[0, 1], [1, 0]]
-    assert "<span id='kmin'>[0, 1] [1, 0]</span>" in e.summary()
+    assert "<span id='kmin'>[0, 1] [1, 0]</span>" in summary_text(e)
     status = e.status()
     assert status[e.preferred] == 3 and set(np.flatnonzero(status == 2)) | {e.preferred} == set(
         np.flatnonzero(e.answer.minimal))
@@ -56,14 +59,21 @@ def test_no_solution_is_shown_not_raised():
 
     ds = load_dataset(pd.DataFrame({"a": ["x", "y", "x"]}), qi=["a"], hierarchies={"a": Hierarchy("a", (("x",), ("y",)))})
     e = Explorer(ds, k=2)
-    assert e.preferred is None and "no generalization satisfies" in e.message and "⚠" in e.summary()
+    assert e.preferred is None and "no generalization satisfies" in e.message and "⚠" in summary_text(e)
 
 
 def test_views_open_focused_on_adult_within_the_cap():
     dataset, profile = sample_with_profile("adult")
     e = Explorer(dataset, profile, k=5, max_sup=301)
-    assert e.effective_view() == "focused"
-    drawn = e.drawn()
+    lattice = LatticeState(explorer=e)
+
+    def drawn_nodes() -> np.ndarray:  # the nodes the lattice view plots, and the graph its edges come from
+        nodes = lattice.drawn_frame()["node"].to_numpy()
+        assert set(lattice.drawn_graph().nodes) == set(nodes)
+        return nodes
+
+    assert lattice.effective_view() == "focused"
+    drawn = drawn_nodes()
     assert len(drawn) <= graph.DRAW_CAP
     assert set(np.flatnonzero(e.answer.minimal)) <= set(drawn)
     # the frontier is k-minimal nodes, failing nodes just below, satisfying nodes just above
@@ -71,22 +81,23 @@ def test_views_open_focused_on_adult_within_the_cap():
     for i in drawn:
         assert e.answer.minimal[i] or (i in below and not e.answer.satisfying[i]) or (i in above and e.answer.satisfying[i])
     e.view = "full"
-    assert len(e.drawn()) == 6480
+    assert len(drawn_nodes()) == 6480
     e.fixed = {"sex": 1, "age": 4, "race": 1}
     e.view = "sub-lattice"
-    sub = e.drawn()
+    sub = drawn_nodes()
     assert len(sub) == 3 * 4 * 3 * 3 * 3 and np.all(e.lattice.grid[sub][:, [0, 1, 2]] == [1, 4, 1])
     e.view = "focused"
     e.selected = int(np.flatnonzero(~e.answer.satisfying)[0])
     e.expanded = [e.selected]
     below, above = graph.neighbours(e.lattice, [e.selected])
-    assert set(below) | set(above) | {e.selected} <= set(e.drawn())
+    assert set(below) | set(above) | {e.selected} <= set(drawn_nodes())
+    assert (lattice.drawn_frame().set_index("node")["ring"][e.selected]) == "selected"
 
 
 def test_pareto_front_against_brute_force():
     rng = np.random.default_rng(3)
     acc, comp = rng.random(60).round(1), rng.random(60).round(1)
-    front = graph.pareto_front(acc, comp)
+    front = pareto_front(acc, comp)
     points = set(zip(acc.tolist(), comp.tolist(), strict=True))
     undominated = {(a, c) for a, c in points if not any(a2 >= a and c2 >= c and (a2, c2) != (a, c) for a2, c2 in points)}
     assert {(acc[i], comp[i]) for i in front} == undominated and len(front) == len(undominated)
@@ -100,34 +111,35 @@ def test_widgets_and_taps_drive_the_state():
     app = Dashboard(sample="samarati")
     app.__panel__().get_root(Document(), comm=Comm())
     e = app.explorer
-    app.controls.k_input.value = 3
+    app.sidebar.k_input.value = 3
     assert e.k == 3
-    app.controls.k_input.value = 2
-    app.controls.sup_pct.value = 25.0  # 25% of 9 rows rounds down to 2
+    app.sidebar.k_input.value = 2
+    app.sidebar.sup_pct.value = 25.0  # 25% of 9 rows rounds down to 2
     assert e.max_sup == 2 and e.k_minimal_vectors() == [[0, 1], [1, 0]]
     e.max_sup = 0
-    assert app.controls.sup_pct.value == 0
+    assert app.sidebar.sup_pct.value == 0
     # a tap on the lattice's points selects that node and fills the table
-    frame = app.lattice._drawn_frame()
-    app.lattice._frame = frame
+    lattice, tradeoff = app.views["lattice"], app.views["tradeoff"]
+    frame = lattice._drawn_frame()
+    lattice._frame = frame
     row = int(np.flatnonzero(frame["vector"] == "[1, 1]")[0])
-    app.lattice.selection.event(index=[row])
+    lattice.selection.event(index=[row])
     assert e.lattice.node(e.selected) == (1, 1)
     table = app.details.table.value
     assert set(table["Race"]) == {"person"} and set(table["ZIP"]) == {"9413*", "9414*"}
     assert "[1, 1]" in app.details.metrics.object
     # the trade-off plot selects through the same state
-    app.tradeoff.points()
-    pick = int(np.flatnonzero(app.tradeoff._frame["vector"] == "[0, 2]")[0])
-    app.tradeoff.selection.event(index=[pick])
+    tradeoff.points()
+    pick = int(np.flatnonzero(tradeoff._frame["vector"] == "[0, 2]")[0])
+    tradeoff.selection.event(index=[pick])
     assert e.lattice.node(e.selected) == (0, 2)
 
 
 def test_export_writes_the_cli_files(samarati_explorer):
-    from microrelease.app.views.export import Export
+    from microrelease.app.tabs.export.state import ExportState
 
     samarati_explorer.selected = samarati_explorer.lattice.index((1, 1))
-    csv, report = Export(explorer=samarati_explorer).files()
+    csv, report = ExportState(explorer=samarati_explorer).files()
     table = pd.read_csv(__import__("io").BytesIO(csv), dtype=str)
     assert check_k_anonymity(table, ["Race", "ZIP"], 2).is_k_anonymous and len(table) == 9
     report = json.loads(report)
@@ -135,12 +147,12 @@ def test_export_writes_the_cli_files(samarati_explorer):
 
 
 def test_teaching_find_vector_steps_highlight_probes(samarati_explorer):
-    from microrelease.app.views.teaching import Teaching
+    from microrelease.app.tabs.teaching.view import TeachingView
 
-    t = Teaching(explorer=samarati_explorer)
+    t = TeachingView(state=TeachingState(explorer=samarati_explorer))
     trace = samarati_explorer.find_vector().trace
     assert samarati_explorer.probe == 0 and "try height <span id='fv-try'>1</span>" in t.probe_text.object
-    t.step.value = len(trace) - 1
+    t.step.value = len(trace) - 1  # the slider drives the state
     assert samarati_explorer.probe == len(trace) - 1
     samarati_explorer.selected = samarati_explorer.lattice.index((0, 1))
     vt = t.vt.value
@@ -155,7 +167,7 @@ def test_pairs_are_not_enough_example():
 
 
 def test_data_setup_roles_hierarchies_and_coverage(tmp_path):
-    s = DataSetup()
+    s = DataState()
     s.load_csv(b"name;age;zip\nann;34;94142\nbob;36;94139\ncy;71;94139\n", "people.csv")
     assert list(s.table.columns) == ["name", "age", "zip"] and "separator ';'" in s.message
     s.set_role("name", "identifier")
@@ -175,17 +187,19 @@ def test_data_setup_roles_hierarchies_and_coverage(tmp_path):
 
 def test_data_panel_run_loads_into_the_explorer():
     app = Dashboard(sample="samarati")
-    app.data.sample.value = "toy"
-    app.data._load_sample()
+    data = app.views["data"]
+    assert data.sample.value == "samarati"
+    data.sample.value = "toy"
+    data._load_sample()
     assert app.explorer.dataset.quasi_identifiers == ("age", "gender", "zipcode")
-    assert "Loaded 7 rows" in app.data.status.object
+    assert data.state.run_state == "loaded" and "Loaded 7 rows" in data.status.object
 
 
 def test_notebook_views_for_a_dataset():
     ds = load_sample("samarati")
     lv, tv = lattice_view(ds, k=2), tradeoff_view(ds, k=2)
-    assert lv.explorer.k_minimal_vectors() == [[0, 2], [1, 1]]
-    assert len(tv.points().data) == int(query(tv.explorer.profile, 2, 0).satisfying.sum())
+    assert lv.state.explorer.k_minimal_vectors() == [[0, 2], [1, 1]]
+    assert len(tv.points().data) == int(query(tv.state.explorer.profile, 2, 0).satisfying.sum())
 
 
 def test_loading_another_dataset_drops_weights_of_qis_it_lacks(samarati_explorer):
@@ -198,8 +212,9 @@ def test_loading_another_dataset_drops_weights_of_qis_it_lacks(samarati_explorer
 def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures():
     from microrelease.core import load_dataset, query
     from microrelease.core.data.samples import sample
-    from microrelease.core.models.definitions import DistinctLDiversity
-    from microrelease.core.models.profile import build_model_profile, sensitive_frequency
+    from microrelease.core.models.l_diversity import DistinctLDiversity
+    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.sensitive import sensitive_frequency
 
     adult = sample("adult")
     ds = load_dataset(adult.path, qi=["sex", "age", "race", "education"], hierarchy_dir=adult.folder)
@@ -218,3 +233,50 @@ def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures
     assert len(e.explain()) > 0 and "distinct 4-diversity" in e.nodes_frame([e.selected])["models"].iloc[0]
     e.l = 99  # more than the 14 occupations: refused, k-anonymity alone answers
     assert "larger than the 14 distinct values" in e.message and e.profile is e.plain_profile
+
+
+def test_tradeoff_axes_are_the_metrics_registry_and_the_front_follows_each_direction():
+    from microrelease.app.tabs.tradeoff.view import TradeoffView
+    from microrelease.core.lattice.metrics import METRICS
+
+    dataset, profile = sample_with_profile("adult")
+    state = TradeoffState(explorer=Explorer(dataset, profile, k=5, max_sup=301))
+    view = TradeoffView(state=state)
+    assert list(view.x.options.values()) == list(METRICS) == list(view.y.options.values())
+    assert (state.x, state.y) == ("accuracy", "completeness") and state.title().startswith("Accuracy vs completeness")
+    state.x, state.y = "discernibility", "smallest_class"  # lower is better, higher is better
+    points = view.points().data
+    assert len(points) == int(state.explorer.answer.satisfying.sum())
+    m = state.explorer.answer.metrics
+    ids = np.flatnonzero(state.explorer.answer.satisfying)
+    pairs = set(zip(m["discernibility"][ids].tolist(), m["smallest_class"][ids].tolist(), strict=True))
+    best = {(d, s) for d, s in pairs if not any(d2 <= d and s2 >= s and (d2, s2) != (d, s) for d2, s2 in pairs)}
+    x, y = state.front()
+    assert set(zip(x.tolist(), y.tolist(), strict=True)) == best and len(x) == len(best)
+
+
+def test_data_run_on_a_worker_thread_can_be_cancelled():
+    import threading
+
+    explorer = Explorer(*sample_with_profile("samarati"), k=2)
+    before = explorer.profile
+    state = DataState(explorer=explorer, sample="adult")
+    state.load_sample()
+    handed = []
+    done = threading.Event()
+    state.hand_back = lambda fn: (handed.append(fn), done.set())
+    reported = []
+    state.param.watch(lambda ev: (reported.append(ev.new), state.cancel()), "progress")
+    state.run()
+    assert state.run_state == "running"
+    assert done.wait(120)
+    handed[0]()  # on the page's thread
+    assert reported and state.run_state == "cancelled" and explorer.profile is before
+
+    state.param.watch(lambda ev: None, "progress")
+    state.cancel = lambda: None  # noqa: E731 - a run nobody cancels loads the data
+    done.clear()
+    state.run()
+    assert done.wait(120)
+    handed[-1]()
+    assert state.run_state == "loaded" and explorer.dataset.n_rows == 30162 and state.progress == 1.0

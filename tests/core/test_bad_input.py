@@ -1,4 +1,4 @@
-"""Bad input gets a clear error naming the column, value or parameter (hierarchy cases: test_hierarchies)."""
+"""Bad input gets a clear error naming the column, value or parameter (hierarchy cases: lattice/test_hierarchies.py)."""
 
 from __future__ import annotations
 

@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from microrelease.core import DataError, Hierarchy, HierarchyError, read_arx, write_release
+from microrelease.core import (
+    DataError,
+    Hierarchy,
+    HierarchyError,
+    InvalidParameterError,
+    Schema,
+    load_dataset,
+    read_arx,
+    write_release,
+)
 from microrelease.core.data.dataset import file_checksum
+from microrelease.core.dp.microdata import check_bounds, parse_bounds
 from microrelease.core.engines.summary import summarize
+from microrelease.core.exceptions import EngineError, OutputError
 from microrelease.core.micro.microaggregation import microaggregate
 
 A = Hierarchy("a", (("1", "*"), ("2", "*")))
@@ -61,23 +76,109 @@ def test_a_label_may_recur_for_the_same_value():
     assert h.generalize(["M", "F"], 1) == ["M", "*"]
 
 
-def test_engines_agree_on_a_float_qi_read_from_parquet(tmp_path):
-    distributed = pytest.importorskip("distributed")
+def test_engines_agree_on_a_float_qi_read_from_parquet(tmp_path, dask_client):
     from microrelease.core.engines import DaskEngine
 
     path = tmp_path / "t.parquet"
     pd.DataFrame({"age": [39.0, 40.5, np.nan] * 4, "sex": ["M", "F"] * 6}).to_parquet(path)
     age = Hierarchy("age", (("39", "3*", "*"), ("40.5", "4*", "*")))
     results = {}
-    with distributed.LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
-            distributed.Client(cluster, set_as_default=False) as client:
-        for name, engine in [("duckdb", "duckdb"), ("pandas", "pandas"), ("dask", DaskEngine(scheduler=client))]:
-            summary = summarize(path, qi=["age"], hierarchies={"age": age}, engine=engine)
-            out = tmp_path / f"{name}.csv"
-            write_release(summary, (0,), 4, out)
-            released = pd.read_csv(out, dtype=str, keep_default_na=False)
-            results[name] = (summary.frequency.codes.tolist(), summary.frequency.counts.tolist(),
-                             summary.missing_counts, sorted(zip(released["age"], released["sex"], strict=True)))
+    for name, engine in [("duckdb", "duckdb"), ("pandas", "pandas"), ("dask", DaskEngine(scheduler=dask_client))]:
+        summary = summarize(path, qi=["age"], hierarchies={"age": age}, engine=engine)
+        out = tmp_path / f"{name}.csv"
+        write_release(summary, (0,), 4, out)
+        released = pd.read_csv(out, dtype=str, keep_default_na=False)
+        results[name] = (summary.frequency.codes.tolist(), summary.frequency.counts.tolist(),
+                         summary.missing_counts, sorted(zip(released["age"], released["sex"], strict=True)))
     assert results["pandas"] == results["duckdb"] == results["dask"]
     assert sorted(set(results["duckdb"][3])) == [("", "F"), ("", "M"), ("39", "F"), ("39", "M"),
                                                  ("40.5", "F"), ("40.5", "M")]
+
+
+# --- errors name the API parameter at fault, never a command-line flag ------------------------------
+
+CORE = Path(__file__).resolve().parents[2] / "core"
+FLAG = re.compile(r"--[a-z]")
+
+
+def code_strings(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every string literal of ``source`` but its docstrings: messages are often
+    assembled before the ``raise``, so every string counts."""
+    tree = ast.parse(source)
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree) if isinstance(n, documented) and n.body
+                  and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(c.lineno, c.value) for c in ast.walk(tree)
+            if isinstance(c, ast.Constant) and isinstance(c.value, str) and id(c) not in docstrings]
+
+
+def test_the_scan_sees_flags_in_f_strings_but_not_in_docstrings():  # else the scan below proves nothing
+    source = ('def f(x):\n    """Like --qi."""\n    why = "use --k"\n'
+              '    raise ValueError(f"give {x} with --hierarchy", why)\n')
+    assert [text for _, text in code_strings(source) if FLAG.search(text)] == ["use --k", " with --hierarchy"]
+
+
+def test_no_string_in_core_names_a_flag():
+    offenders = [f"{path.relative_to(CORE.parent)}:{line}: {text!r}" for path in sorted(CORE.rglob("*.py"))
+                 for line, text in code_strings(path.read_text()) if FLAG.search(text)]
+    assert not offenders, "core errors name parameters (parameter=...), the CLI maps them to flags:\n" + \
+        "\n".join(offenders)
+
+
+def assert_names(exc_info, parameter: str, text: str) -> None:
+    exc = exc_info.value
+    assert exc.parameter == parameter and text in str(exc) and not FLAG.search(str(exc)), (exc.parameter, str(exc))
+
+
+def test_a_missing_hierarchy_names_hierarchies(tmp_path):
+    with pytest.raises(DataError) as caught:
+        load_dataset(pd.DataFrame({"a": ["1"], "age": ["3"]}), qi=["a", "age"], hierarchies={"a": A},
+                     hierarchy_dir=tmp_path)
+    assert_names(caught, "hierarchies", f"no hierarchy for QI 'age' in 'hierarchies' or in the folder {tmp_path}")
+
+
+def test_no_quasi_identifier_names_quasi_identifiers():
+    with pytest.raises(DataError) as caught:
+        Schema(quasi_identifiers=())
+    assert_names(caught, "quasi_identifiers", "at least one quasi-identifier is needed")
+
+
+def test_bad_or_missing_bounds_name_bounds():
+    with pytest.raises(InvalidParameterError) as caught:
+        parse_bounds("a=0:1,b=x")
+    assert_names(caught, "bounds", "each item of 'bounds' must be NAME=LO:HI; got 'b=x'")
+    with pytest.raises(InvalidParameterError) as caught:
+        check_bounds(["a", "b"], {"a": (0, 1)})
+    assert_names(caught, "bounds", "no declared bounds for ['b']")
+
+
+def test_ir_swap_without_confidential_attributes_names_confidential():
+    with pytest.raises(DataError) as caught:
+        microaggregate(pd.DataFrame({"x": ["1", "2", "3", "4"]}), qi=["x"], k=2, method="ir-swap")
+    assert_names(caught, "confidential", "ir-swap permutes confidential attributes")
+
+
+def test_a_previous_release_is_replaced_only_with_force(tmp_path):
+    ds = load_dataset(pd.DataFrame({"a": ["1", "2"] * 2}), qi=["a"], hierarchies={"a": A})
+    write_release(ds, (1,), 2, tmp_path / "out.csv")
+    with pytest.raises(OutputError) as caught:
+        write_release(ds, (1,), 2, tmp_path / "out.csv")
+    assert_names(caught, "force", "holds a previous release")
+    write_release(ds, (1,), 2, tmp_path / "out.csv", force=True)
+
+
+def test_a_spill_folder_that_cannot_be_made_names_spill_dir(tmp_path):
+    (tmp_path / "d.csv").write_text("a\n1\n2\n")
+    with pytest.raises(EngineError) as caught:
+        summarize(tmp_path / "d.csv", qi=["a"], hierarchies={"a": A}, engine="duckdb",
+                  engine_options={"spill_dir": tmp_path / "absent"})
+    assert_names(caught, "spill_dir", f"cannot make a spill folder in {tmp_path / 'absent'}")
+
+
+def test_a_scheduler_that_is_no_address_names_scheduler(tmp_path):
+    pytest.importorskip("distributed")
+    (tmp_path / "d.csv").write_text("a\n1\n2\n")
+    with pytest.raises(EngineError) as caught:
+        summarize(tmp_path / "d.csv", qi=["a"], hierarchies={"a": A}, engine="dask",
+                  engine_options={"scheduler": "no-port-here"})
+    assert_names(caught, "scheduler", "the Dask scheduler address no-port-here cannot be used")

@@ -1,0 +1,7 @@
+"""``python -m microrelease.app.cli``: the console script ``microrelease``."""
+
+import sys
+
+from microrelease.app.cli.run import main
+
+sys.exit(main())

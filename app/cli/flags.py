@@ -1,0 +1,51 @@
+"""The one map from an API parameter to the flag that sets it, and the error line built from it.
+
+Core errors name the parameter at fault (``MicroreleaseError.parameter``), never a flag; the command
+line prints the flag the user typed in front of the message, so that
+``DataError("no hierarchy for QI 'age' ...", parameter="hierarchies")`` reads
+``microrelease: error: --hierarchy: no hierarchy for QI 'age' ...``.
+"""
+
+from __future__ import annotations
+
+from microrelease.core import MicroreleaseError
+
+FLAGS = {
+    # the table and its columns
+    "quasi_identifiers": "--qi",
+    "identifiers": "--identifier",
+    "sensitive": "--sensitive",
+    "confidential": "--confidential",
+    "attributes": "--attrs",
+    "hierarchies": "--hierarchy",
+    "hierarchy_dir": "--hierarchy-dir",
+    # the lattice question
+    "k": "--k",
+    "max_sup": "--max-sup",
+    "policy": "--policy",
+    "weights": "--weights",
+    "node": "--node",
+    # privacy models on the sensitive attribute
+    "l_diversity": "--l-diversity",
+    "t_closeness": "--t-closeness",
+    # microaggregation and differential privacy
+    "k_per_attribute": "--k-per-attribute",
+    "bounds": "--bounds",
+    "epsilon": "--epsilon",
+    "rng": "--seed",
+    # engines
+    "memory_limit": "--memory-limit",
+    "spill_dir": "--spill-dir",
+    "threads": "--threads",
+    "scheduler": "--scheduler",
+    # the written release
+    "force": "--force",
+    "list_classes": "--list-suppressed",
+}
+
+
+def error_line(exc: MicroreleaseError) -> str:
+    """The one line printed for an error: the flag of the parameter at fault (when it has one), then
+    the core's message."""
+    flag = FLAGS.get(exc.parameter or "")
+    return f"microrelease: error: {flag}: {exc}" if flag else f"microrelease: error: {exc}"

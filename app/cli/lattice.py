@@ -1,0 +1,94 @@
+"""What ``search`` and ``release`` share: their request (the table, the lattice question, the engine
+and the privacy models), the one read of the rows (through the engine, or in memory under privacy
+models) and the whole-lattice profile built from it."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Self
+
+from microrelease.app.cli.options import (
+    EngineRequest,
+    ModelRequest,
+    QueryRequest,
+    TableRequest,
+    add_engine_options,
+    add_model_options,
+    add_query_options,
+    add_table_options,
+)
+from microrelease.app.cli.progress import progress_bar
+from microrelease.core import Dataset, build_profile, load_dataset
+from microrelease.core.engines.summary import TableSummary, summarize
+from microrelease.core.lattice.profile import LatticeProfile
+from microrelease.core.models.base import PrivacyModel
+from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
+
+
+def add_lattice_options(p: argparse.ArgumentParser) -> None:
+    add_table_options(p)
+    add_query_options(p)
+    add_engine_options(p)
+    add_model_options(p)
+
+
+@dataclass(frozen=True)
+class LatticeRequest:
+    """What a lattice command asks; a command's own request extends it with its fields."""
+
+    table: TableRequest
+    query: QueryRequest
+    engine: EngineRequest
+    models: ModelRequest | None  # None: k-anonymity alone
+    strategy: str
+    quiet: bool
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, **command_fields) -> Self:
+        table = TableRequest.from_args(args)
+        query = QueryRequest.from_args(args)
+        models = ModelRequest.from_args(args)
+        engine = EngineRequest.from_args(args, default="pandas" if models else "duckdb")
+        return cls(table, query, engine, models, args.strategy, args.quiet, **command_fields)
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The rows as the lattice sees them; under privacy models also the sensitive attribute's
+    frequency and the models, ready to check."""
+
+    dataset: Dataset | TableSummary
+    sensitive: SensitiveFrequency | None = None
+    models: tuple[PrivacyModel, ...] = ()
+
+
+def load(table: TableRequest, *, besides: str | None = None) -> Dataset:
+    """The table in memory; ``besides``: a non-QI attribute whose hierarchy was given too."""
+    hierarchies = {name: path for name, path in table.hierarchies.items() if name != besides}
+    return load_dataset(table.path, qi=table.qi, hierarchies=hierarchies, hierarchy_dir=table.hierarchy_dir,
+                        identifiers=table.identifiers, sensitive=table.sensitive, sep=table.sep)
+
+
+def read_rows(request: LatticeRequest) -> Rows:
+    table, engine, models = request.table, request.engine, request.models
+    if models is not None:  # the models read every class's sensitive values: the table is held in memory
+        dataset = load(table, besides=models.attribute)
+        prepared = prepare_models(dataset, models.attribute, models.models,
+                                  hierarchy=table.hierarchies.get(models.attribute))
+        return Rows(dataset, prepared.sensitive, prepared.models)
+    with progress_bar(f"reading rows ({engine.name})", request.quiet) as bar:
+        return Rows(summarize(table.path, qi=table.qi, hierarchies=table.hierarchies,
+                              hierarchy_dir=table.hierarchy_dir, identifiers=table.identifiers,
+                              sensitive=table.sensitive, sep=table.sep, engine=engine.name,
+                              engine_options=engine.options, progress=bar))
+
+
+def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
+    """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
+    if rows.models:
+        with progress_bar("lattice profile with privacy models", request.quiet) as bar:
+            return build_model_profile(rows.dataset, rows.sensitive, rows.models, progress=bar)
+    with progress_bar("lattice profile", request.quiet) as bar:
+        return build_profile(rows.dataset, strategy=request.strategy, progress=bar)

@@ -1,0 +1,258 @@
+"""The option groups the commands share, each defined once beside the typed part of a request it
+parses into: the input (a file or a bundled sample), the table's columns and hierarchies, the
+lattice question, the engine, the privacy models and the output.
+
+A command adds the groups it needs to its parser and calls their ``from_args`` once; from there on
+only the frozen requests travel, never the argparse Namespace, and nothing changes the Namespace.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from microrelease.app.cli.flags import FLAGS
+from microrelease.core import POLICIES, MicroreleaseError
+from microrelease.core.data.samples import SAMPLES, sample
+from microrelease.core.engines import ENGINES
+from microrelease.core.models.base import PrivacyModel
+from microrelease.core.models.registry import parse_models, spec_parameters
+
+# --- parsing helpers and argparse types ------------------------------------------------------
+
+
+def split(text: str | None) -> tuple[str, ...]:
+    """'A, B,,C' -> ('A', 'B', 'C')."""
+    return tuple(t.strip() for t in text.split(",") if t.strip()) if text else ()
+
+
+def pairs(items: Sequence[str], flag: str) -> dict[str, str]:
+    """['A=x', 'B=y'] -> {'A': 'x', 'B': 'y'}; refuses an item that is not NAME=VALUE."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise MicroreleaseError(f"{flag} expects NAME=VALUE, got {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def separator(text: str) -> str:
+    """argparse type of --sep / --out-sep: one character that can separate CSV fields."""
+    if len(text) != 1 or text in "\"\r\n":
+        raise argparse.ArgumentTypeError(f"must be one character, not a quote or a line break. Got {text!r} instead.")
+    return text
+
+
+def non_negative(text: str) -> int:
+    """argparse type of --seed (what NumPy's generators accept) and --list-suppressed."""
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer. Got {text!r} instead.")
+    return int(text)
+
+
+# --- the input: a file, or a bundled sample whose defaults fill what was left out ------------------
+
+
+def add_input_options(p: argparse.ArgumentParser, samples: Sequence[str], *, data_help: str, sample_help: str) -> None:
+    p.add_argument("data", nargs="?", help=data_help)
+    p.add_argument("--sample", choices=sorted(samples), help=sample_help)
+    p.add_argument("--sep", type=separator, default=None, help="field separator of DATA (default: detected)")
+
+
+def resolve_input(args: argparse.Namespace, load_sample: Callable[[str], Any]) -> tuple[str | Path, Any]:
+    """The input path, and the bundled sample (None for a file) whose defaults fill what the user
+    left out. The one place where "DATA or --sample" is decided."""
+    if args.sample and args.data:
+        raise MicroreleaseError("give either DATA or --sample, not both")
+    if args.sample:
+        chosen = load_sample(args.sample)
+        return chosen.path, chosen
+    if not args.data:
+        raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+    return args.data, None
+
+
+# --- the table of the lattice commands: columns and hierarchies -----------------------------------
+
+
+def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hierarchy", action="append", default=[], metavar="A=PATH", help="ARX hierarchy file of QI A")
+    p.add_argument("--hierarchy-dir", help="folder with *_hierarchy_A.csv or A.csv per QI")
+
+
+def add_table_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -> None:
+    add_input_options(p, SAMPLES, data_help="CSV or Parquet file, folder of partitions or glob (or use --sample)",
+                      sample_help="use a bundled sample data set with its hierarchies")
+    p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
+    p.add_argument("--identifier", default="", help="identifier columns C,D: dropped from every output")
+    p.add_argument("--sensitive", default="", help="sensitive column(s)")
+    if hierarchies:
+        add_hierarchy_options(p)
+        p.add_argument("--strategy", default="auto", choices=["auto", "numba", "numpy", "direct"],
+                       help="how the whole-lattice profile is computed")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """The input of a lattice command: where the rows are, the columns' roles, the hierarchies."""
+
+    path: str | Path
+    qi: tuple[str, ...]
+    identifiers: tuple[str, ...] = ()
+    sensitive: tuple[str, ...] = ()
+    sep: str | None = None
+    hierarchies: Mapping[str, str] = field(default_factory=dict)  # QI -> ARX file, from --hierarchy
+    hierarchy_dir: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> TableRequest:
+        path, chosen = resolve_input(args, sample)
+        qi = split(args.qi) or (chosen.qi if chosen else ())
+        if not qi:
+            raise MicroreleaseError("--qi is required: the quasi-identifier columns, in order")
+        hierarchy_dir = getattr(args, "hierarchy_dir", None) or (str(chosen.folder) if chosen else None)
+        return cls(path, qi, split(args.identifier), split(args.sensitive), args.sep,
+                   pairs(getattr(args, "hierarchy", []), FLAGS["hierarchies"]), hierarchy_dir)
+
+    @property
+    def inputs(self) -> list[str | Path]:
+        """The files a release must never overwrite or hold: the data and the explicit hierarchies."""
+        return [self.path, *self.hierarchies.values()]
+
+
+# --- the lattice question: k, MaxSup, the preference policy ------------------------------------
+
+
+def add_query_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--k", type=int, required=True, help="every released QI combination has >= k rows")
+    p.add_argument("--max-sup", default="0", help="MaxSup: rows that may be suppressed (N) or a share (1%%)")
+    p.add_argument("--policy", default="min-relative", choices=sorted(POLICIES), help="preference policy")
+    p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1", help="weights for --policy weighted")
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    k: int
+    max_sup: str
+    policy: str
+    weights: Mapping[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> QueryRequest:
+        return cls(args.k, args.max_sup, args.policy, _weights(args.weights, args.policy))
+
+
+def _weights(items: Sequence[str], policy: str) -> dict[str, float]:
+    """The --weights; refused when the policy does not use them, rather than ignored."""
+    weights = {}
+    for name, value in pairs([part for item in items for part in split(item)], "--weights").items():
+        try:
+            weights[name] = float(value)
+        except ValueError:
+            raise MicroreleaseError(f"--weights: the weight of {name!r} must be a number, got {value!r}") from None
+    if weights and not POLICIES[policy].uses_weights:
+        users = sorted(name for name, p in POLICIES.items() if p.uses_weights)
+        raise MicroreleaseError(f"--weights applies to --policy {' / '.join(users)} only, not --policy {policy}")
+    return weights
+
+
+# --- the engine that makes the one pass over the rows -----------------------------------------------
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine (the one pass over the rows)")
+    g.add_argument("--engine", default=None, choices=sorted(ENGINES),
+                   help="duckdb: files read in place, larger than memory (default); pandas: in memory; "
+                        "dask: on a Dask cluster")
+    g.add_argument("--memory-limit", help="duckdb: memory limit such as 2GB (default: DuckDB's, 80%% of RAM)")
+    g.add_argument("--spill-dir", help="duckdb: folder for what does not fit in memory (default: a temporary one)")
+    g.add_argument("--threads", type=int, help="duckdb: threads (default: all cores)")
+    g.add_argument("--scheduler", help="dask: scheduler address tcp://host:8786 (default: a local cluster)")
+
+
+@dataclass(frozen=True)
+class EngineRequest:
+    name: str
+    options: Mapping[str, object] = field(default_factory=dict)  # the engine's own keywords
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, *, default: str = "duckdb") -> EngineRequest:
+        name = args.engine or default
+        if args.scheduler and name != "dask":
+            raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {name}")
+        duckdb = {"memory_limit": args.memory_limit, "spill_dir": args.spill_dir, "threads": args.threads}
+        if name == "duckdb":
+            return cls(name, duckdb)
+        ignored = [FLAGS[option] for option, value in duckdb.items() if value]
+        if ignored:
+            raise MicroreleaseError(f"{', '.join(ignored)} apply to --engine duckdb, not --engine {name}")
+        return cls(name, {"scheduler": args.scheduler} if name == "dask" else {})
+
+
+# --- privacy models on the sensitive attribute: the flags come from the core's registry -------------
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("privacy models on the --sensitive attribute (beside k-anonymity)",
+                             "a hierarchical ground distance reads the attribute's hierarchy from --hierarchy / "
+                             "--hierarchy-dir")
+    for parameter, classes in spec_parameters().items():
+        forms = [f"{cls.syntax} ({cls.name})" for cls in classes]
+        g.add_argument(FLAGS[parameter], dest=parameter, metavar="SPEC",
+                       help=f"{', '.join(forms)}; e.g. {classes[0].example}")
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """Privacy models asked for on the one sensitive attribute (checked against its values later)."""
+
+    attribute: str
+    models: tuple[PrivacyModel, ...]
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ModelRequest | None:
+        """None when no model is asked for (k-anonymity alone)."""
+        specs = {parameter: getattr(args, parameter) for parameter in spec_parameters() if getattr(args, parameter)}
+        if not specs:
+            return None
+        flags = " / ".join(FLAGS[parameter] for parameter in spec_parameters())
+        sensitive = split(args.sensitive)
+        if len(sensitive) != 1:
+            raise MicroreleaseError(f"{flags} need exactly one --sensitive attribute")
+        if args.engine not in (None, "pandas"):
+            raise MicroreleaseError(f"{flags} run in memory: use --engine pandas (or leave --engine out)")
+        return cls(sensitive[0], parse_models(specs))
+
+
+# --- what a writing command writes --------------------------------------------------------------------
+
+
+def add_output_options(p: argparse.ArgumentParser, *, out_help: str, folder: bool = False) -> None:
+    p.add_argument("-o", "--out", required=True, help=out_help)
+    if not folder:
+        p.add_argument("--out-sep", type=separator, default=",", help="field separator of the output (default ,)")
+    what = "a new or empty output folder" if folder else "the output file"
+    p.add_argument("--force", action="store_true",
+                   help=f"replace a previous release of microrelease at {what}; nothing else is ever overwritten")
+    p.add_argument("--escape-formulas", action="store_true",
+                   help="write text cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with a "
+                        "leading ' (recorded in the report)")
+    p.add_argument("--json", action="store_true", help="print the report")
+
+
+@dataclass(frozen=True)
+class OutputRequest:
+    path: str
+    sep: str
+    force: bool
+    escape_formulas: bool
+    json: bool
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> OutputRequest:
+        return cls(args.out, getattr(args, "out_sep", ","), args.force, args.escape_formulas, args.json)

@@ -1,0 +1,79 @@
+"""``microrelease release``: write the released table (the policy's node, or ``--node``) and its
+report, re-checked from the written file."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
+from microrelease.app.cli.options import OutputRequest, add_output_options, non_negative, split
+from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
+from microrelease.app.cli.progress import progress_bar
+from microrelease.core import MicroreleaseError, query
+from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.release import file_target
+from microrelease.core.validation import parse_max_sup
+
+NAME = "release"
+HELP = "write the released table and its report, re-checked"
+
+
+@dataclass(frozen=True)
+class ReleaseRequest(LatticeRequest):
+    node: tuple[int, ...] | None  # None: the policy's choice
+    output: OutputRequest
+    list_suppressed: int
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
+        return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args),
+                                 list_suppressed=args.list_suppressed)
+
+
+def _node(text: str | None) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(x) for x in split(text))
+    except ValueError:
+        raise MicroreleaseError(f"--node expects levels like 0,4,1; got {text!r}") from None
+
+
+Request = ReleaseRequest  # what main() parses the Namespace into, once
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_lattice_options(p)
+    p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
+    add_output_options(p, out_help="output .csv or .parquet; the report goes to OUT.report.json")
+    p.add_argument("--list-suppressed", type=non_negative, default=0, metavar="N",
+                   help="list up to N suppressed classes in the report (they single out outliers: keep such a "
+                        "report private); default: their number only")
+
+
+def run(request: ReleaseRequest) -> int:
+    table, output = request.table, request.output
+    attributes = [*table.qi, *table.sensitive]
+    protected = protected_paths(table.inputs, table.hierarchy_dir, attributes)
+    file_target(output.path, protected=protected, force=output.force)  # refused before any work, not after
+    refuse_hierarchy_names(output.path, table.hierarchy_dir, attributes)
+    rows = read_rows(request)
+    k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
+    max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
+    if request.node is not None:
+        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive, rows.models)
+    else:
+        answer = query(build(rows, request), k, max_sup)
+        node = answer.preferred(policy, weights).vector
+        spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive, rows.models, f"policy {policy}",
+                           policy, weights)
+    with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
+        published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,
+                               protected=protected, list_classes=request.list_suppressed, progress=bar)
+    c = published.data["counts"]
+    why = c["suppressed_by_reason"]
+    return finish(published, output,
+                  f"released {c['released_rows']} of {c['input_rows']} rows at node {list(spec.node)} to "
+                  f"{output.path} ({c['suppressed_rows']} suppressed: {why['class_smaller_than_k']} in classes "
+                  f"smaller than k, {why['class_failing_a_privacy_model']} in classes failing a privacy model)")

@@ -1,0 +1,66 @@
+"""The parser built from the command modules, and ``main``: one request per run, and the exit status.
+
+Only a :class:`~microrelease.core.MicroreleaseError` is the user's to fix: one line on stderr,
+status 2. Anything else is a bug and surfaces with its traceback. Ctrl-C exits 130, SIGTERM 143 (both
+after every ``finally`` has removed the temporary files), a closed pipe 141; ``check`` exits 1 for a
+table that is not k-anonymous.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from microrelease.app.cli import app, check, dp, microaggregate, release, search, sequential
+from microrelease.app.cli.flags import error_line
+from microrelease.core import MicroreleaseError
+
+COMMANDS = (search, release, microaggregate, dp, sequential, app, check)  # in the order --help lists them
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that every ``finally`` runs (temporary files go)."""
+
+
+def _on_sigterm(signum, frame):  # noqa: ARG001 - the signal module's signature
+    raise Terminated()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from microrelease.app.cli import __doc__ as doc  # the package's first line describes the program
+
+    parser = argparse.ArgumentParser(prog="microrelease", description=doc.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        p = sub.add_parser(command.NAME, help=command.HELP)
+        command.add_arguments(p)
+        p.set_defaults(module=command)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    command = args.module
+    previous = signal.getsignal(signal.SIGTERM)
+    if command is not app:  # the server stops on SIGTERM as servers do; commands clean up first
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        request = command.Request.from_args(args)  # the one reading of the Namespace
+        return command.run(request)
+    except KeyboardInterrupt:
+        print("microrelease: interrupted (SIGINT); temporary files removed, nothing left half-written", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("microrelease: terminated (SIGTERM); temporary files removed, nothing left half-written", file=sys.stderr)
+        return 143
+    except MicroreleaseError as exc:
+        print(error_line(exc), file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `... --json | head`: the reader left; nothing to say to it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,74 @@
+"""``microrelease search``: the k-minimal generalizations, Find_vector and the preferred node."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+
+from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
+from microrelease.core import query
+
+NAME = "search"
+HELP = "k-minimal generalizations, Find_vector and the preferred node"
+KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "distinct", "rel_distance")
+
+
+@dataclass(frozen=True)
+class SearchRequest(LatticeRequest):
+    json: bool
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SearchRequest:
+        return super().from_args(args, json=args.json)
+
+
+Request = SearchRequest  # what main() parses the Namespace into, once
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_lattice_options(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(request: SearchRequest) -> int:
+    started = time.perf_counter()
+    rows = read_rows(request)
+    profile = build(rows, request)
+    dataset, policy, weights = rows.dataset, request.query.policy, dict(request.query.weights)
+    answer = query(profile, request.query.k, request.query.max_sup)
+    preferred = answer.preferred(policy, weights)
+    result = {
+        "n_rows": dataset.n_rows,
+        "qi": list(dataset.quasi_identifiers),
+        "heights": list(profile.lattice.heights),
+        "lattice_size": profile.lattice.size,
+        "k": answer.k,
+        "max_sup": answer.max_sup,
+        "missing_qi_values": dict(dataset.missing_counts),
+        "engine": request.engine.name,
+        **({"sensitive": rows.sensitive.attribute, "privacy_models": [m.describe() for m in rows.models]}
+           if rows.models else {}),
+        "find_vector": answer.find_vector().to_dict(),
+        "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
+        "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
+    }
+    if request.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    seconds = time.perf_counter() - started
+    print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {profile.lattice.size} "
+          f"nodes (heights {list(profile.lattice.heights)}) profiled in {seconds:.2f} s")
+    print(f"k = {answer.k}, MaxSup = {answer.max_sup} rows")
+    print(f"Find_vector: {list(result['find_vector']['vector'])} at height {sum(result['find_vector']['vector'])} "
+          f"after {len(result['find_vector']['trace'])} probes")
+    print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
+    print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}")
+    for n in result["k_minimal"]:
+        print(f"  {str(n['vector']):<28} {n['height']:>6} {n['suppressed']:>7} {n['accuracy']:>8.3f} "
+              f"{n['completeness']:>8.3f} {n['distinct']:>8}")
+    p = result["preferred"]
+    print(f"preferred by {policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
+          f"completeness {p['completeness']:.3f})")
+    return 0

@@ -1,0 +1,256 @@
+"""The shared lattice state (param only, no Panel): a dataset, its profile, the question, the answer.
+
+``Explorer`` owns one dataset, its whole-lattice profile and the current question (k, MaxSup,
+policy, privacy models). Every change of the question is answered from the profile
+(``microrelease.core.query``), never by re-reading the data. It also holds what the lattice views
+share: the selected node, the lattice view mode (mode, fixed QIs, expanded nodes) and the
+Find_vector probe highlighted. Colours and text for the page live in the views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import param
+
+from microrelease.core import (
+    POLICIES,
+    Answer,
+    Dataset,
+    GeneralizedTable,
+    LatticeProfile,
+    NoSolutionError,
+    build_profile,
+    generalize,
+    query,
+)
+from microrelease.core.exceptions import MicroreleaseError
+from microrelease.core.lattice.search import FindVectorResult
+from microrelease.core.models.profile import build_model_profile, explain_node
+from microrelease.core.models.registry import spec_parameters
+from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
+from microrelease.core.models.t_closeness import GROUNDS
+
+# Per node, ``status()`` gives an index into STATUS.
+STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
+VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
+# The l-diversities of the models registry, by the keyword of their text spec ("distinct:L" -> "distinct").
+L_DIVERSITY = {cls.syntax.partition(":")[0]: cls.syntax for cls in spec_parameters()["l_diversity"]}
+
+
+def spec_number(x: float) -> str:
+    """A number as a model's text spec takes it (integral values without a decimal point)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+class Explorer(param.Parameterized):
+    """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
+
+    k = param.Integer(default=2, bounds=(1, None), doc="every released QI combination has >= k rows")
+    max_sup = param.Integer(default=0, bounds=(0, None), label="MaxSup (rows)")
+    policy = param.Selector(default="min-relative", objects=list(POLICIES))
+    weights = param.Dict(default={}, doc="per-QI weights for the weighted policy")
+    view = param.Selector(default="auto", objects=list(VIEW_MODES))
+    fixed = param.Dict(default={}, doc="QI -> level, for the sub-lattice view")
+    expanded = param.List(default=[], item_type=int, doc="nodes whose neighbours are drawn too")
+    selected = param.Integer(default=None, allow_None=True)
+    probe = param.Integer(default=None, allow_None=True, doc="Find_vector step highlighted (index in the trace)")
+    sensitive = param.Selector(default="", objects=[""], doc="sensitive attribute of l-diversity / t-closeness")
+    l_kind = param.Selector(default="none", objects=["none", *L_DIVERSITY], label="l-diversity")
+    l = param.Number(default=2, bounds=(1, None), label="l")  # noqa: E741 - the papers' name
+    c = param.Number(default=3, bounds=(0, None), inclusive_bounds=(False, True), label="c (recursive)")
+    t = param.Number(default=0.0, bounds=(0, 1), label="t-closeness t (0 = off)")
+    ground = param.Selector(default="equal", objects=list(GROUNDS), label="EMD ground distance")
+
+    dataset = param.ClassSelector(class_=Dataset, allow_None=True, precedence=-1)
+    profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
+    plain_profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1,
+                                        doc="k-anonymity alone (to tell which nodes fail only a privacy model)")
+    answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
+    preferred = param.Integer(default=None, allow_None=True, precedence=-1)
+    message = param.String(default="", precedence=-1)
+
+    def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
+        super().__init__(**params)
+        self._loading = False
+        # The sensitive frequency and the (rebuilt) privacy models the current profile was built
+        # with: release(), explain() and the export use these very objects (None / () without models).
+        self.applied_sensitive: SensitiveFrequency | None = None
+        self.applied_models: tuple = ()
+        if dataset is not None:
+            self.load(dataset, profile)
+
+    # --- loading --------------------------------------------------------------------------------
+    def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
+             progress: Callable[[float], None] | None = None) -> None:
+        """Use ``dataset`` (building its profile unless given) and answer the current question."""
+        profile = profile or build_profile(dataset, progress=progress)
+        self.plain_profile = profile
+        n = dataset.n_rows
+        k, max_sup = min(self.k, n), min(self.max_sup, n)
+        weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
+        answer, preferred, message = self._compute(profile, k, max_sup, weights)
+        # One batch, with the answer computed above: views never see the new lattice with the old
+        # answer, and _answer does not compute it a second time.
+        self._loading = True
+        try:
+            with param.parameterized.batch_call_watchers(self):
+                self.k, self.max_sup, self.weights = k, max_sup, weights
+                self.param.k.bounds = (1, n)
+                self.param.max_sup.bounds = (0, n)
+                self.dataset, self.profile = dataset, profile
+                self.applied_sensitive, self.applied_models = None, ()
+                others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
+                          and c not in dataset.schema.identifiers]
+                self.param.sensitive.objects = ["", *others]
+                self.sensitive, self.l_kind, self.t = "", "none", 0.0
+                self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
+                self.answer, self.preferred, self.message = answer, preferred, message
+        finally:
+            self._loading = False
+
+    def _compute(self, profile: LatticeProfile, k: int, max_sup: int, weights: dict):
+        answer = query(profile, k, max_sup)
+        try:
+            return answer, profile.lattice.index(answer.preferred(self.policy, weights).vector), ""
+        except NoSolutionError as exc:
+            return answer, None, str(exc)
+
+    def model_specs(self) -> dict[str, str]:
+        """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
+        parsed by the core's models registry as the command line's flags are."""
+        specs = {}
+        if self.l_kind != "none":  # the registry's syntax with its placeholders filled
+            specs["l_diversity"] = (L_DIVERSITY[self.l_kind].replace("C", spec_number(self.c))
+                                    .replace("L", spec_number(self.l)))
+        if self.t > 0:
+            specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
+        return specs
+
+    @param.depends("sensitive", "l_kind", "l", "c", "t", "ground", watch=True)
+    def _apply_models(self) -> None:
+        if self.dataset is None or self._loading:
+            return
+        specs = self.model_specs()
+        applied: tuple[SensitiveFrequency | None, tuple] = (None, ())
+        if not specs or not self.sensitive:
+            profile, message = self.plain_profile, "" if not specs else "Choose a sensitive attribute for the models."
+        else:
+            try:
+                applied = prepare_models(self.dataset, self.sensitive, specs)
+                profile, message = build_model_profile(self.dataset, *applied), ""
+            except MicroreleaseError as exc:
+                applied, profile, message = (None, ()), self.plain_profile, f"Privacy models not applied: {exc}"
+        answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
+        with param.parameterized.batch_call_watchers(self):
+            self.applied_sensitive, self.applied_models = applied
+            self.profile, self.selected = profile, None
+            self.answer, self.preferred, self.message = answer, preferred, message or note
+
+    @param.depends("k", "max_sup", "policy", "weights", watch=True)
+    def _answer(self) -> None:
+        if self.profile is None or self._loading:
+            return
+        answer, preferred, message = self._compute(self.profile, self.k, self.max_sup, self.weights)
+        with param.parameterized.batch_call_watchers(self):
+            self.answer, self.preferred, self.message = answer, preferred, message
+
+    # --- what the sidebar changes ----------------------------------------------------------------
+    def max_sup_share(self, percent: float) -> None:
+        """MaxSup as a share of the rows; a share rounds down, as in the core."""
+        n = self.dataset.n_rows
+        self.max_sup = min(int(percent / 100 * n + 1e-9), n)
+
+    def expand_selected(self) -> None:
+        """Draw the selected node's neighbours too."""
+        if self.selected is not None and self.selected not in self.expanded:
+            self.expanded = [*self.expanded, self.selected]
+
+    def fix(self, qi: str, level: int) -> None:
+        """Fix ``qi`` at ``level`` in the sub-lattice view (a negative level frees it)."""
+        fixed = {q: v for q, v in self.fixed.items() if q != qi}
+        if level >= 0:
+            fixed[qi] = level
+        self.fixed = fixed
+        if fixed:
+            self.view = "sub-lattice"
+
+    # --- derived ---------------------------------------------------------------------------------
+    @property
+    def lattice(self):
+        return self.profile.lattice
+
+    def status(self) -> np.ndarray:
+        """Per node: an index into STATUS (0 fails, 1 satisfies, 2 k-minimal, 3 preferred, 4 fails a model)."""
+        a = self.answer
+        s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
+        if self.profile is not self.plain_profile and self.plain_profile is not None:
+            plain = self.plain_profile.stats(self.k).suppressed <= self.max_sup
+            s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails
+        if self.preferred is not None:
+            s[self.preferred] = 3
+        return s
+
+    def failing_models(self, i: int) -> str:
+        """Rows in classes failing each privacy model at node i ('' without models)."""
+        rows = self.profile.failing_by_model if self.profile is not None else {}
+        return "; ".join(f"{name}: {int(r[i])} rows" for name, r in rows.items() if r[i]) if rows else ""
+
+    def vector_text(self, i: int) -> str:
+        """The vector spelled with level names: ``sex: *, age: 10-wide bands, ...``."""
+        v = self.lattice.node(i)
+        return ", ".join(f"{h.attribute}: {h.level_names[d]}" for h, d in zip(self.dataset.hierarchies, v, strict=True))
+
+    def nodes_frame(self, ids: np.ndarray | None = None) -> pd.DataFrame:
+        """One row per node (default: every node) with what the views show and hover."""
+        ids = np.arange(self.lattice.size) if ids is None else np.asarray(ids, dtype=np.int64)
+        a, m = self.answer, self.answer.metrics
+        status = self.status()[ids]
+        return pd.DataFrame({
+            "node": ids,
+            "vector": [str(list(self.lattice.node(int(i)))) for i in ids],
+            "levels": [self.vector_text(int(i)) for i in ids],
+            "height": self.lattice.node_heights[ids],
+            "status": np.asarray(STATUS, dtype=object)[status],
+            "suppressed": a.stats.suppressed[ids],
+            "accuracy": m["accuracy"][ids].round(4),
+            "completeness": m["completeness"][ids].round(4),
+            "distinct": a.stats.distinct[ids],
+            "models": [self.failing_models(int(i)) for i in ids],
+        })
+
+    def figures(self, i: int) -> dict[str, int | float]:
+        """Every registered metric (core ``METRICS``) of node i."""
+        return {name: values[i].item() for name, values in self.answer.metrics.items()}
+
+    def class_sizes(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class size, number of classes of that size, released: size >= k) at node i."""
+        sizes, counts = self.profile.histogram(self.lattice.node(i))
+        return sizes, counts, sizes >= self.k
+
+    def suppressed_rows(self, table: GeneralizedTable, limit: int) -> pd.DataFrame:
+        """The first ``limit`` input rows ``table`` suppressed (input row number and written columns)."""
+        columns = self.dataset.schema.output_columns(list(self.dataset.table.columns))
+        return self.dataset.table.loc[table.suppressed_rows[:limit], columns]
+
+    def k_minimal_vectors(self) -> list[list[int]]:
+        return [list(n.vector) for n in self.answer.k_minimal_nodes()]
+
+    def find_vector(self) -> FindVectorResult:
+        return self.answer.find_vector()
+
+    def release(self, node: int | None = None) -> GeneralizedTable:
+        """The generalized table with minimal required suppression at ``node`` (default: selected)."""
+        node = self.selected if node is None else node
+        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive=self.applied_sensitive,
+                          models=self.applied_models)
+
+    def explain(self, node: int | None = None) -> pd.DataFrame:
+        """The classes of ``node`` (default: selected) that fail a privacy model, with their distributions."""
+        node = self.selected if node is None else node
+        if not self.applied_models or node is None:
+            return pd.DataFrame()
+        return explain_node(self.dataset, self.applied_sensitive, self.lattice.node(node), self.applied_models,
+                            k=self.k)

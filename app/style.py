@@ -1,0 +1,25 @@
+"""How the dashboard looks: the status colours and the plotting setup every view shares.
+
+HoloViews draws on the Bokeh canvas backend (WebGL is pathologically slow in headless and
+software-GL browsers: seconds per frame for a few hundred nodes). The backend is registered without
+``hv.extension()``: that call is for notebooks and switches Bokeh's resources to the CDN, which a
+served app must never use (it works offline).
+"""
+
+from __future__ import annotations
+
+import holoviews as hv
+import holoviews.plotting.bokeh  # noqa: F401  (registers the backend)
+
+hv.Store.set_current_backend("bokeh")
+hv.renderer("bokeh").webgl = False
+CANVAS = {"plot.output_backend": "canvas"}
+
+# One colour per entry of microrelease.app.explorer.state.STATUS.
+STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728",
+                 "fails privacy model": "#9e9ac8"}
+SELECTED = "#000000"  # ring of the selected node
+TESTED = "#2ca02c"  # ring of the vectors tested by the Find_vector probe shown
+NO_RING = "#ffffff"
+BOUND = {"color": "#444444", "line_dash": "dashed"}  # a theoretical bound (1/k) or the Pareto front
+MARKER = {"color": "#999999", "line_dash": "dotted"}  # the current k on a curve's axis

@@ -1,0 +1,208 @@
+"""State of the Data tab (param only): the table, column roles and one hierarchy per QI, then the run.
+
+Everything a user picks is checked here with the core's own validators, so the page can show which
+data values a hierarchy misses before anything runs. :meth:`DataState.run` builds the profile of the
+prepared dataset and loads it into the shared Explorer: in a served session on a worker thread,
+with progress and cancel, handing the result back through the session's ``hand_back`` (the
+view gives one that runs a function on the page's event loop, under the document lock).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections.abc import Callable
+
+import pandas as pd
+import param
+
+from microrelease.app.explorer.state import Explorer
+from microrelease.core import Dataset, Hierarchy, build_profile, dates, intervals, masking, read_arx, taxonomy
+from microrelease.core.data.dataset import detect_separator, read_table
+from microrelease.core.data.roles import AttributeRole, Schema
+from microrelease.core.data.samples import SAMPLES, sample
+from microrelease.core.exceptions import Cancelled, DataError, HierarchyError, MicroreleaseError
+from microrelease.core.lattice.hierarchies import MISSING, find_hierarchy_file, write_arx
+
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+ROLES = [r.value for r in AttributeRole]
+BUILDERS = ("intervals", "masking", "dates", "taxonomy")
+RUN_STATES = ("idle", "running", "loaded", "failed", "cancelled")
+
+
+class DataState(param.Parameterized):
+    """A table with roles and hierarchies being prepared; :meth:`dataset` makes the core Dataset and
+    :meth:`run` loads it into the Explorer."""
+
+    explorer = param.ClassSelector(class_=Explorer)
+    sample = param.Selector(default="adult", objects=list(SAMPLES), label="Bundled sample")
+    source = param.String(default="")
+    table = param.DataFrame(default=None, allow_None=True)
+    roles = param.Dict(default={})
+    hierarchies = param.Dict(default={})
+    message = param.String(default="")
+    run_state = param.Selector(default="idle", objects=list(RUN_STATES), doc="the last run's state")
+    progress = param.Number(default=0.0, bounds=(0, 1), doc="fraction of the running profile done")
+    nodes = param.Integer(default=0, doc="lattice size of the dataset being run")
+    error = param.String(default="", doc="why the last run failed")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        # Runs ``fn`` where the page may be changed; None: here and now (no served page: tests, notebooks).
+        self.hand_back: Callable[[Callable[[], None]], None] | None = None
+        self._stop = threading.Event()
+
+    def load_sample(self, name: str | None = None) -> None:
+        name = self.sample if name is None else name
+        s = sample(name)
+        table = read_table(s.path)
+        roles = {c: ("quasi-identifier" if c in s.qi else "sensitive" if c in s.sensitive else "insensitive")
+                 for c in table.columns}
+        found = {q: read_arx(f, q) for q in s.qi if (f := find_hierarchy_file(s.folder, q)) is not None}
+        with param.parameterized.batch_call_watchers(self):
+            self.source, self.table, self.roles, self.hierarchies = f"sample: {name}", table, roles, found
+            self.message = f"Loaded the {SAMPLES[name].description} with its hierarchies."
+
+    def load_csv(self, content: bytes, filename: str) -> None:
+        """An uploaded CSV: size-capped, separator detected, every cell kept as text."""
+        if len(content) > MAX_UPLOAD_BYTES:
+            raise DataError(f"{filename} is {len(content) / 2**20:.1f} MB; uploads are limited to "
+                            f"{MAX_UPLOAD_BYTES // 2**20} MB (use the command line for larger files)")
+        text = content.decode("utf-8-sig", errors="replace")
+        sep = detect_separator(text[:64_000])
+        try:
+            table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise DataError(f"{filename} is not a well-formed CSV with separator {sep!r}: {exc}") from None
+        if len(table) == 0:
+            raise DataError(f"{filename} has no rows")
+        with param.parameterized.batch_call_watchers(self):
+            self.source, self.table, self.hierarchies = filename, table, {}
+            self.roles = {c: "insensitive" for c in table.columns}
+            self.message = f"Read {len(table)} rows × {len(table.columns)} columns from {filename} (separator {sep!r})."
+
+    @property
+    def quasi_identifiers(self) -> list[str]:
+        return [c for c, r in self.roles.items() if r == "quasi-identifier"]
+
+    def set_role(self, column: str, role: str) -> None:
+        if role not in ROLES:
+            raise DataError(f"unknown role {role!r} for column {column!r}; choose one of {ROLES}")
+        self.roles = {**self.roles, column: role}
+
+    def values(self, column: str) -> pd.Series:
+        return self.table[column]
+
+    def build(self, qi: str, kind: str, options: str = "") -> Hierarchy:
+        """Build a hierarchy for ``qi`` with a core builder; ``options`` as typed in the form."""
+        values = [v for v in pd.unique(self.values(qi)) if v != MISSING]
+        opts = [o.strip() for o in options.split(",") if o.strip()]
+        try:
+            if kind == "intervals":
+                h = intervals(qi, values, [float(o) if "." in o else int(o) for o in opts] or [5, 10, 20])
+            elif kind == "masking":
+                h = masking(qi, values, [int(o) for o in opts] or None)
+            elif kind == "dates":
+                h = dates(qi, values, format=options.strip() or "%Y-%m-%d")
+            elif kind == "taxonomy":
+                pairs = [p.split(">") for p in opts]
+                h = taxonomy(qi, {c.strip(): p.strip() for c, p in pairs})
+            else:
+                raise HierarchyError(qi, f"unknown builder {kind!r}; choose one of {BUILDERS}")
+        except ValueError as exc:
+            if isinstance(exc, HierarchyError):
+                raise
+            raise HierarchyError(qi, f"cannot read the builder options {options!r}: {exc}") from None
+        self.hierarchies = {**self.hierarchies, qi: h}
+        return h
+
+    def hierarchy_bytes(self, qi: str) -> bytes:
+        """The ARX file of ``qi``'s hierarchy (empty without one)."""
+        h = self.hierarchies.get(qi)
+        buffer = io.StringIO()
+        if h is not None:
+            write_arx(h, buffer)
+        return buffer.getvalue().encode()
+
+    def load_hierarchy(self, qi: str, content: bytes) -> Hierarchy:
+        h = read_arx(io.StringIO(content.decode("utf-8-sig")), qi)
+        self.hierarchies = {**self.hierarchies, qi: h}
+        return h
+
+    def missing(self, qi: str) -> dict[str, int]:
+        """Data values of ``qi`` that its hierarchy lacks (with row counts), before anything runs."""
+        h = self.hierarchies.get(qi)
+        if h is None:
+            return {}
+        column = self.values(qi)
+        return h.with_missing().missing_values(column) if (column == MISSING).any() else h.missing_values(column)
+
+    def dataset(self) -> Dataset:
+        qi = self.quasi_identifiers
+        if not qi:
+            raise DataError("mark at least one column as quasi-identifier")
+        absent = [q for q in qi if q not in self.hierarchies]
+        if absent:
+            raise DataError(f"no hierarchy yet for QI(s) {absent}: load or build one")
+        schema = Schema(tuple(qi), tuple(c for c, r in self.roles.items() if r == "identifier"),
+                        tuple(c for c, r in self.roles.items() if r == "sensitive"))
+        return Dataset(self.table, schema, tuple(self.hierarchies[q] for q in qi), source=self.source)
+
+    # --- the run ---------------------------------------------------------------------------------
+    def open_sample(self) -> None:
+        """Samples come with roles and hierarchies, so opening one also runs it."""
+        self.load_sample()
+        self.run()
+
+    def run(self) -> None:
+        """Build the profile of :meth:`dataset` and load both into the Explorer.
+
+        With ``hand_back`` (a served page) the profile is built on a worker thread, so the page
+        stays responsive, reporting ``progress`` and stopping on :meth:`cancel`; the Explorer is
+        then loaded through ``hand_back``. Without it, all runs here and now.
+        """
+        self.run_state = "idle"  # a new run: the last one's outcome no longer shows
+        try:
+            dataset = self.dataset()
+        except MicroreleaseError as exc:
+            self.param.update(run_state="failed", error=str(exc))
+            return
+        self._stop = stop = threading.Event()
+        self.param.update(nodes=dataset.lattice.size, progress=0.0, error="")
+        self.run_state = "running"
+        hand_back = self.hand_back
+
+        def report(fraction: float) -> None:
+            self.progress = fraction
+
+        def work() -> None:
+            try:
+                profile = build_profile(dataset, progress=report if hand_back else None, should_stop=stop.is_set)
+                outcome = {"dataset": dataset, "profile": profile}
+            except Cancelled:
+                outcome = {"cancelled": True}
+            except MicroreleaseError as exc:
+                outcome = {"error": exc}
+            if hand_back is None:
+                self._finish(**outcome)
+            else:
+                hand_back(lambda: self._finish(**outcome))
+
+        if hand_back is None:
+            work()
+        else:
+            threading.Thread(target=work, name="microrelease-profile", daemon=True).start()
+
+    def cancel(self) -> None:
+        """Stop the running profile (the Explorer keeps what it had)."""
+        self._stop.set()
+
+    def _finish(self, dataset: Dataset | None = None, profile=None, error: Exception | None = None,
+                cancelled: bool = False) -> None:
+        if cancelled:
+            self.run_state = "cancelled"
+        elif error is not None:
+            self.param.update(run_state="failed", error=str(error))
+        else:
+            self.explorer.load(dataset, profile)
+            self.param.update(run_state="loaded", progress=1.0)

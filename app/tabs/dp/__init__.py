@@ -1,0 +1,1 @@
+"""The Differential privacy tab: Laplace against the staircase noises, and what DP microdata costs."""

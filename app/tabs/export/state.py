@@ -1,0 +1,109 @@
+"""The release decision of the dashboard and its one write (param only).
+
+:meth:`ExportState.spec` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
+question, so the file is the release the screen shows: the selected node (as ``--node``), else the
+policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models the current
+profile was computed with. :meth:`files` keeps the bytes of the last write for the current
+decision (the CSV and its report must come from one write: see :mod:`microrelease.app.downloads`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import param
+
+from microrelease.app.downloads import written_bytes
+from microrelease.app.explorer.state import Explorer
+from microrelease.core import POLICIES, NoSolutionError
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.release import Published
+
+FILE = "release.csv"
+REPORT = "release.report.json"
+
+
+def decision_key(spec: NodeRelease, escape: bool) -> tuple:
+    """What makes two writes the same release (the table and the sensitive frequency by identity)."""
+    return (id(spec.data), tuple(spec.node), spec.k, spec.max_sup, id(spec.sensitive),
+            tuple(m.describe() for m in spec.models), spec.chosen_by, spec.policy,
+            tuple(sorted((spec.weights or {}).items())), bool(escape))
+
+
+class ExportState(param.Parameterized):
+    explorer = param.ClassSelector(class_=Explorer)
+    escape = param.Boolean(default=False, label="Escape spreadsheet formulas")
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        # (key, spec, (csv bytes, report bytes)) of the last write; the spec is held so that the ids
+        # in the key cannot be reused by other objects while the entry lives
+        self._cache: tuple | None = None
+
+    def node(self) -> int | None:
+        """The node an export writes: the selected one, else the policy's preferred one (None: neither)."""
+        e = self.explorer
+        return e.selected if e.selected is not None else e.preferred
+
+    def spec(self, node: int | None = None) -> NodeRelease:
+        """The release decision of the current state, built exactly as ``microrelease release`` builds it.
+
+        ``node`` (default: the selected node) is released as ``--node`` does (chosen_by "node"); with
+        no node and no selection, the policy's preferred node (chosen_by "policy NAME", with the
+        policy and its weights). MaxSup, the sensitive attribute and the privacy models are those
+        the current profile (and so the screen) was computed with. Raises NoSolutionError when
+        there is nothing to release.
+        """
+        e = self.explorer
+        if e.dataset is None or e.answer is None:
+            raise NoSolutionError("no data loaded: nothing to release")
+        node = e.selected if node is None else node
+        data, k, max_sup, sensitive, models = e.dataset, e.k, e.max_sup, e.applied_sensitive, e.applied_models
+        if node is not None:
+            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, sensitive, models)
+        if e.preferred is None:
+            raise NoSolutionError(e.message or f"no node satisfies k={k} with MaxSup={max_sup}")
+        return NodeRelease(data, e.lattice.node(e.preferred), k, max_sup, sensitive, models,
+                           f"policy {e.policy}", e.policy,
+                           dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None)
+
+    def refusal(self, node: int | None) -> str:
+        """Why ``node`` cannot be exported ('' when it can). From the answer the screen shows; the
+        core refuses the same nodes (more suppressed rows than MaxSup, model failures included)."""
+        e = self.explorer
+        if e.answer is None:
+            return "Nothing to export: no data loaded."
+        if node is None:
+            return "Nothing to export: " + (e.message or "no node is selected and none satisfies the question.")
+        r = e.answer.node(int(node))
+        if r.satisfies:
+            return ""
+        text = (f"Node {list(r.vector)} cannot be exported: it does not satisfy k = {e.k} within MaxSup = "
+                f"{e.max_sup} (it needs {r.suppressed} suppressed rows)")
+        failing = e.failing_models(int(node))
+        return text + (f"; it fails the privacy models: {failing}." if failing else ".")
+
+    def counts(self) -> dict:
+        """Rows the export writes and suppresses, by reason (the report's ``counts``)."""
+        return self.spec().suppression().counts(self.explorer.dataset.n_rows)
+
+    def write(self, path: str | Path) -> Published:
+        """Write the current decision to ``path`` (and its report beside it), read back and checked.
+
+        Raises InvalidParameterError when the node cannot be exported (see :meth:`refusal`)."""
+        reason = self.refusal(self.node())
+        if reason:
+            raise InvalidParameterError(reason)
+        return self.spec().write(path, escape=self.escape)
+
+    def files(self) -> tuple[bytes, bytes]:
+        """(CSV bytes, report JSON bytes) of one write of the current decision (kept until it changes)."""
+        reason = self.refusal(self.node())
+        if reason:
+            raise InvalidParameterError(reason)
+        spec = self.spec()
+        key = decision_key(spec, self.escape)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, spec, written_bytes(self.write, FILE))
+        return self._cache[2]

@@ -1,0 +1,63 @@
+"""Download the released CSV and its report: the files ``microrelease release`` writes for the same decision."""
+
+from __future__ import annotations
+
+import io
+
+import panel as pn
+import param
+
+from microrelease.app.tabs.export.state import FILE, REPORT, ExportState
+
+
+class ExportView(pn.viewable.Viewer):
+    state = param.ClassSelector(class_=ExportState)
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.escape = pn.widgets.Checkbox.from_param(self.state.param.escape, css_classes=["escape-formulas"])
+        self.csv = pn.widgets.FileDownload(callback=self._csv, filename=FILE,
+                                           label="Download released CSV", color="primary", css_classes=["download-csv"])
+        self.report = pn.widgets.FileDownload(callback=self._report, filename=REPORT,
+                                              label="Download release report", css_classes=["download-report"])
+        self.note = pn.pane.Markdown(css_classes=["export-note"], sizing_mode="stretch_width")
+        self.counts = pn.pane.Markdown(css_classes=["export-counts"], sizing_mode="stretch_width")
+        self.refusal = pn.pane.Markdown(css_classes=["export-refusal"], sizing_mode="stretch_width")
+        self.state.explorer.param.watch(self._describe, ["selected", "preferred", "answer", "profile", "dataset"])
+        self._describe()
+
+    def _csv(self):
+        return io.BytesIO(self.state.files()[0])
+
+    def _report(self):
+        return io.BytesIO(self.state.files()[1])
+
+    def _describe(self, *_) -> None:
+        s = self.state
+        i = s.node()
+        reason = s.refusal(i)
+        self.csv.disabled = self.report.disabled = bool(reason)
+        self.refusal.object = f"⚠ <span id='export-refusal'>{reason}</span>" if reason else ""
+        self.refusal.visible = bool(reason)
+        if i is None:
+            self.note.object, self.counts.object = "Nothing to release.", ""
+            return
+        spec = s.spec()
+        how = "selected node" if spec.chosen_by == "node" else f"preferred by {s.explorer.policy}"
+        models = ", ".join(m.describe() for m in spec.models)
+        self.note.object = (
+            f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {spec.k}, MaxSup = "
+            f"{spec.max_sup} rows" + (f", {models} on {spec.sensitive.attribute}" if models else "")
+            + ". The file is read back and re-checked before it is offered; its report gives the same counts.")
+        c = s.counts()
+        why = c["suppressed_by_reason"]
+        by_model = "".join(f" ({m}: {n})" for m, n in why["by_model"].items())
+        self.counts.object = (
+            f"Writes <span id='export-released'>{c['released_rows']}</span> of {c['input_rows']} rows; "
+            f"suppressed <span id='export-suppressed'>{c['suppressed_rows']}</span>: "
+            f"{why['class_smaller_than_k']} in classes smaller than k, "
+            f"{why['class_failing_a_privacy_model']} in classes failing a privacy model{by_model}.")
+
+    def __panel__(self):
+        return pn.Column("### Export", self.note, self.counts, self.refusal, self.escape,
+                         pn.Row(self.csv, self.report), sizing_mode="stretch_width")

@@ -1,0 +1,1 @@
+"""The Sequences tab: patients and their visits anonymized over both parts, and the attack against k."""

@@ -1,0 +1,1 @@
+"""The Teaching tab: Find_vector step by step, the outlier matrix VT, and why pairs of QIs are not enough."""

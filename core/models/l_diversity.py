@@ -1,0 +1,166 @@
+"""l-diversity (Machanavajjhala, Kifer, Gehrke & Venkitasubramaniam, "l-Diversity: Privacy Beyond
+k-Anonymity", ACM TKDD 2007), in its three instantiations:
+
+- distinct l-diversity: at least l distinct sensitive values in the class;
+- entropy l-diversity: the entropy of the class's sensitive distribution is at least log(l);
+- recursive (c, l)-diversity: r₁ < c·(r_l + r_{l+1} + … + r_m), with r₁ ≥ r₂ ≥ … the class's value counts.
+
+Each is kept when two satisfying classes merge (the paper's monotonicity), so satisfaction without
+suppression is monotone up the lattice; with suppression it is not (a failing class can merge with
+a passing one into a failing one, so the rows suppressed may grow).
+Text specs (the ``l_diversity`` parameter): ``distinct:L``, ``entropy:L``, ``recursive:C:L``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from microrelease.core.models.base import TOLERANCE, KernelCode, PrivacyModel, Statistic, distributions
+
+
+def entropy(counts: np.ndarray) -> np.ndarray:
+    """Shannon entropy (natural log) of each row's distribution."""
+    p = distributions(counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, -p * np.log(p), 0.0)
+    return terms.sum(axis=1)
+
+
+def _fields(spec: str, keyword: str, n: int) -> list[str] | None:
+    """The ``n`` fields after ``keyword:`` in ``spec``, or None if ``spec`` is not of that form."""
+    parts = [p.strip() for p in str(spec).split(":")]
+    return parts[1:] if parts[0] == keyword and len(parts) == n + 1 else None
+
+
+@dataclass(frozen=True)
+class LDiversity(PrivacyModel):
+    """What the three l-diversities share: the parameter ``l`` (a field of each: recursive (c, l)
+    puts it second), given through the ``l_diversity`` parameter."""
+
+    parameter: ClassVar[str] = "l_diversity"
+    monotone_generalization: ClassVar[bool] = True
+    monotone_suppression: ClassVar[bool] = False
+
+    def check(self, n_values: int, attribute: str):
+        if not self.l >= 1:
+            raise self.invalid(f"The 'l' parameter must be at least 1. Got {self.l!r} instead.")
+        if self.l > n_values:
+            raise self.invalid(f"l = {self.l:g} is larger than the {n_values} distinct values of {attribute}: "
+                               "no class could ever satisfy it")
+        return self
+
+    def needs(self) -> frozenset[Statistic]:
+        return frozenset({Statistic.VALUE_COUNTS})
+
+    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return self.statistic(counts, table) >= self.l
+
+
+@dataclass(frozen=True)
+class DistinctLDiversity(LDiversity):
+    l: int  # noqa: E741 - the paper's name
+
+    name: ClassVar[str] = "distinct-l-diversity"
+    syntax: ClassVar[str] = "distinct:L"
+    example: ClassVar[str] = "distinct:3"
+    kind: ClassVar[int] = 0
+
+    @classmethod
+    def from_spec(cls, spec: str):
+        fields = _fields(spec, "distinct", 1)
+        try:
+            return cls(int(fields[0])) if fields else None
+        except ValueError:
+            return None
+
+    def spec(self) -> str:
+        return f"distinct:{self.l}"
+
+    def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return (counts > 0).sum(axis=1).astype(float)
+
+    def describe(self) -> str:
+        return f"distinct {self.l}-diversity"
+
+    def kernel_code(self) -> KernelCode:
+        return KernelCode(self.kind, l=float(self.l))
+
+
+@dataclass(frozen=True)
+class EntropyLDiversity(LDiversity):
+    l: float  # noqa: E741
+
+    name: ClassVar[str] = "entropy-l-diversity"
+    syntax: ClassVar[str] = "entropy:L"
+    example: ClassVar[str] = "entropy:3"
+    kind: ClassVar[int] = 1
+
+    @classmethod
+    def from_spec(cls, spec: str):
+        fields = _fields(spec, "entropy", 1)
+        try:
+            return cls(float(fields[0])) if fields else None
+        except ValueError:
+            return None
+
+    def spec(self) -> str:
+        return f"entropy:{self.l!r}"
+
+    def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return np.exp(entropy(counts))  # the class's "effective l"
+
+    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return entropy(counts) >= np.log(self.l) - TOLERANCE
+
+    def describe(self) -> str:
+        return f"entropy {self.l:g}-diversity"
+
+    def kernel_code(self) -> KernelCode:
+        return KernelCode(self.kind, l=float(self.l))
+
+
+@dataclass(frozen=True)
+class RecursiveCLDiversity(LDiversity):
+    c: float
+    l: int  # noqa: E741
+
+    name: ClassVar[str] = "recursive-cl-diversity"
+    syntax: ClassVar[str] = "recursive:C:L"
+    example: ClassVar[str] = "recursive:3:2"
+    kind: ClassVar[int] = 2
+
+    @classmethod
+    def from_spec(cls, spec: str):
+        fields = _fields(spec, "recursive", 2)
+        try:
+            return cls(float(fields[0]), int(fields[1])) if fields else None
+        except ValueError:
+            return None
+
+    def spec(self) -> str:
+        return f"recursive:{self.c!r}:{self.l}"
+
+    def check(self, n_values: int, attribute: str):
+        super().check(n_values, attribute)
+        if not self.c > 0:
+            raise self.invalid(f"The 'c' parameter must be positive. Got {self.c!r} instead.")
+        return self
+
+    def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        """r₁ / (r_l + … + r_m): the class passes when this is below c."""
+        ranked = -np.sort(-counts, axis=1)
+        tail = ranked[:, self.l - 1:].sum(axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(tail > 0, ranked[:, 0] / np.where(tail > 0, tail, 1), np.inf)
+
+    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+        return self.statistic(counts, table) < self.c
+
+    def describe(self) -> str:
+        return f"recursive ({self.c:g}, {self.l})-diversity"
+
+    def kernel_code(self) -> KernelCode:
+        return KernelCode(self.kind, l=float(self.l), c=float(self.c))

@@ -1,0 +1,149 @@
+"""The sensitive attribute the privacy models look at: its frequency set beside the QIs', and the
+models made ready for it (:func:`prepare_models`, what the CLI and the dashboard call).
+
+The frequency is computed once per (dataset, attribute, hierarchy) and kept while the dataset
+lives: building a profile, releasing, explaining or tapping a node reuse it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from microrelease.core.data.dataset import Dataset, as_text
+from microrelease.core.exceptions import CoverageError, DataError
+from microrelease.core.lattice.hierarchies import Hierarchy, find_hierarchy_file, read_arx
+from microrelease.core.models.base import PrivacyModel, Statistic
+from microrelease.core.models.registry import parse_models
+
+
+@dataclass(frozen=True, eq=False)
+class SensitiveFrequency:
+    """The frequency set extended by one sensitive attribute: tuple t has QI ground codes
+    ``codes[t]``, sensitive value ``labels[values[t]]`` and ``counts[t]`` rows; row r of the table
+    holds value ``labels[row_values[r]]``."""
+
+    attribute: str
+    codes: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    labels: tuple[str, ...]
+    row_values: np.ndarray
+    hierarchy: Hierarchy | None = None
+
+    @cached_property
+    def table_counts(self) -> np.ndarray:
+        """The whole input's count of each value (what t-closeness compares with)."""
+        return np.bincount(self.values, weights=self.counts, minlength=len(self.labels))
+
+    @property
+    def ground_order(self) -> tuple[int, ...]:
+        """Ground code in the sensitive hierarchy of each value column (hierarchical distance)."""
+        return tuple(self.hierarchy.index[v] for v in self.labels) if self.hierarchy is not None else ()
+
+    def class_counts(self, row_class: np.ndarray, n_classes: int) -> np.ndarray:
+        """Classes × values: how many rows of each class (``row_class``: the class of each row) hold
+        each value."""
+        m = len(self.labels)
+        flat = np.bincount(row_class * m + self.row_values, minlength=n_classes * m)
+        return flat.reshape(n_classes, m).astype(float)
+
+    def passing(self, row_class: np.ndarray, n_classes: int, models: Sequence[PrivacyModel]) -> np.ndarray:
+        """Whether each class passes every one of ``models``."""
+        counts = self.class_counts(row_class, n_classes)
+        ok = np.ones(n_classes, dtype=bool)
+        for model in models:
+            ok &= model.passes(counts, self.table_counts)
+        return ok
+
+
+def value_order(values: Sequence[str]) -> list[str]:
+    """Numbers in numeric order when every value is a number (ordered distance), else text order."""
+    values = sorted(set(values))
+    try:
+        return sorted(values, key=float)
+    except ValueError:
+        return values
+
+
+_computed: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dataset -> {key: SensitiveFrequency}
+_lock = threading.Lock()  # the dashboard's sessions share this module
+
+
+def sensitive_frequency(dataset: Dataset, attribute: str, hierarchy: Hierarchy | None = None) -> SensitiveFrequency:
+    """Extend ``dataset``'s frequency set by ``attribute`` (which must not be a QI); ``hierarchy``,
+    if given, must cover its values. Computed once per (dataset, attribute, hierarchy)."""
+    key = (attribute, None if hierarchy is None else (hierarchy.attribute, hierarchy.rows))
+    with _lock:
+        known = _computed.get(dataset, {}).get(key)
+    if known is not None:
+        return known
+    computed = _sensitive_frequency(dataset, attribute, hierarchy)
+    with _lock:
+        return _computed.setdefault(dataset, {}).setdefault(key, computed)
+
+
+def _sensitive_frequency(dataset: Dataset, attribute: str, hierarchy: Hierarchy | None) -> SensitiveFrequency:
+    if attribute in dataset.quasi_identifiers:
+        raise DataError(f"the sensitive attribute {attribute!r} is also a QI; a value cannot be both hidden in "
+                        "a class and used to form it")
+    if attribute not in dataset.table.columns:
+        raise DataError(f"unknown sensitive column {attribute!r}; the table has {list(dataset.table.columns)}")
+    text = as_text(dataset.table[attribute])
+    labels = value_order(text.unique())
+    if hierarchy is not None:
+        absent = {v: int(n) for v, n in text[~text.isin(hierarchy.index.keys())].value_counts().items()}
+        if absent:
+            raise CoverageError(attribute, absent)
+    column = pd.Index(labels).get_indexer(text).astype(np.int64)
+    keyed = np.column_stack([dataset.codes, column])
+    tuples, counts = np.unique(keyed, axis=0, return_counts=True)
+    column.setflags(write=False)
+    return SensitiveFrequency(attribute, tuples[:, :-1].astype(np.int32), tuples[:, -1].astype(np.int64),
+                              counts.astype(np.int64), tuple(labels), column, hierarchy)
+
+
+class PreparedModels(NamedTuple):
+    """The sensitive attribute's frequency and the models bound to it and checked."""
+
+    sensitive: SensitiveFrequency
+    models: tuple[PrivacyModel, ...]
+
+
+def prepare_models(
+    dataset: Dataset,
+    attribute: str,
+    models: Mapping[str, str | None] | Iterable[PrivacyModel],
+    *,
+    hierarchy: Hierarchy | str | Path | None = None,
+) -> PreparedModels:
+    """``models`` on the sensitive ``attribute`` of ``dataset``, ready for
+    :func:`~microrelease.core.models.profile.build_model_profile`, a release or an explanation.
+
+    models : model objects, or text specs by parameter (``{"l_diversity": "entropy:3",
+        "t_closeness": "0.2:hierarchical"}``, see :func:`~microrelease.core.models.registry.parse_models`).
+    hierarchy : the sensitive attribute's hierarchy (or its ARX file), read only when a model needs
+        one (hierarchical t-closeness); by default the attribute's file in ``dataset.hierarchy_dir``.
+
+    Raises InvalidParameterError (``parameter`` naming the model's parameter) for a model whose
+    parameters do not fit the attribute, DataError for an attribute that is a QI or unknown,
+    HierarchyError / CoverageError for its hierarchy.
+    """
+    models = parse_models(models) if isinstance(models, Mapping) else tuple(models)
+    if not any(Statistic.VALUE_HIERARCHY in m.needs() for m in models):
+        hierarchy = None
+    elif hierarchy is None and dataset.hierarchy_dir:
+        hierarchy = find_hierarchy_file(dataset.hierarchy_dir, attribute)
+    if isinstance(hierarchy, str | Path):
+        hierarchy = read_arx(hierarchy, attribute)
+    sensitive = sensitive_frequency(dataset, attribute, hierarchy)
+    return PreparedModels(sensitive, tuple(m.bind(sensitive).check(len(sensitive.labels), repr(attribute))
+                                           for m in models))
