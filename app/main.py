@@ -61,10 +61,17 @@ class Dashboard(pn.viewable.Viewer):
         context = TabContext(self.explorer, self.sample)
         self.views = {tab.name: tab.view(state=tab.state(context)) for tab in TABS}
 
+    def tab_content(self, name: str):
+        tab = next(t for t in TABS if t.name == name)
+        view = self.views[name]
+        return pn.Column(view, self.details, sizing_mode="stretch_width") if tab.details else view
+
     def __panel__(self):
+        # Each tab is built when first shown: a hidden tab's figures (the Sequences tab's attack curves
+        # take seconds) must not delay the page, nor a notebook cell.
         tabs = pn.Tabs(
-            *((tab.title, pn.Column(self.views[tab.name], self.details, sizing_mode="stretch_width") if tab.details
-               else self.views[tab.name]) for tab in TABS),
+            *((tab.title, pn.param.ParamFunction(lambda name=tab.name: self.tab_content(name), lazy=True,
+                                                 sizing_mode="stretch_width")) for tab in TABS),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(

@@ -13,16 +13,14 @@ import sys
 from collections.abc import Callable
 
 
-def add_child_option(parser: argparse.ArgumentParser) -> None:
+def parse_as_parent(parser: argparse.ArgumentParser, child: Callable[[dict], dict]) -> argparse.Namespace | None:
+    """The parent's arguments; None in a child process, after it ran its task and printed its figures."""
     parser.add_argument("--child", help=argparse.SUPPRESS)
-
-
-def answered_as_child(args: argparse.Namespace, child: Callable[[dict], dict]) -> bool:
-    """In a child process: run the task, print its figures, and say so (the caller returns)."""
+    args = parser.parse_args()
     if not args.child:
-        return False
+        return args
     print(json.dumps(child(json.loads(args.child))))
-    return True
+    return None
 
 
 def in_fresh_process(script: str, task: dict, *, python: str = sys.executable, errors: str = "raise") -> dict:

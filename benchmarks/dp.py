@@ -18,7 +18,8 @@ from microrelease.core.data.samples import microdata_sample
 from microrelease.core.dp import PrivacyWarning, dp_release
 from microrelease.core.micro.information_loss import information_loss
 
-CASES = [("laplace", None), ("staircase", None), ("insensitive-mdav", 50), ("insensitive-mdav", 100),
+BASELINES = [("record-noise", "laplace"), ("record-noise", "staircase")]
+CASES = [("insensitive-mdav", 50), ("insensitive-mdav", 100),
          ("insensitive-mdav", 200), ("insensitive-mdav", 540), ("ir-mdav", 5), ("ir-mdav", 20), ("ir-mdav", 100),
          ("ir-mdav", 540)]
 
@@ -35,8 +36,9 @@ def main() -> None:
     print(f"{'method':<22}" + "".join(f"{'eps=' + format(e, 'g'):>16}" for e in (0.1, 1, 10)))
     results = {}
     started = time.perf_counter()
-    for method, k in CASES:
-        label = method + (f" k={k}" if k else "")
+    runs = [(method, noise, None, f"{method} ({noise})") for method, noise in BASELINES]
+    runs += [(method, "laplace", k, f"{method} k={k}") for method, k in CASES]
+    for method, noise, k, label in runs:
         cells = []
         for epsilon in (0.1, 1, 10):
             losses = []
@@ -44,14 +46,14 @@ def main() -> None:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", PrivacyWarning)  # k <= sqrt(n) is shown on purpose
                     r = dp_release(table, attributes, bounds=sample.bounds_dict, epsilon=epsilon, method=method,
-                                   k=k, rng=seed)
+                                   noise=noise, k=k, rng=seed)
                 losses.append(information_loss(table, r.released, attributes).sse_sst)
             results[(label, epsilon)] = statistics.mean(losses)
             cells.append(f"{results[(label, epsilon)]:>16,.1f}")
         print(f"{label:<22}" + "".join(cells))
     for epsilon in (0.1, 1, 10):
         best = min((v, lab) for (lab, e), v in results.items() if e == epsilon)
-        base = results[("laplace", epsilon)]
+        base = results[("record-noise (laplace)", epsilon)]
         print(f"eps={epsilon:g}: best {best[1]} ({best[0]:,.1f} %), {base / best[0]:,.0f}x less loss than per-record Laplace")
     print(f"({time.perf_counter() - started:.1f} s)")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from _fresh import add_child_option, answered_as_child, in_fresh_process
+from _fresh import in_fresh_process, parse_as_parent
 from _memory import reset_peak, rss_mb
 
 
@@ -21,7 +21,7 @@ def child(task: dict) -> dict:
 
     from microrelease.core.data.samples import microdata_sample
     from microrelease.core.micro.information_loss import information_loss
-    from microrelease.core.micro.linkage import linkage_attack
+    from microrelease.core.micro.linkage import record_linkage
     from microrelease.core.micro.microaggregation import microaggregate
 
     if task["data"] == "eia":
@@ -42,7 +42,7 @@ def child(task: dict) -> dict:
     seconds = time.perf_counter() - t
     extra = rss_mb("VmHWM") - base_mb
     loss = information_loss(table, result.released, qi + conf).sse_sst
-    risk = linkage_attack(table, result.released, qi, conf, k=task["k"], sample=2000)
+    risk = record_linkage(table, result.released, qi, conf, k=task["k"], sample=2000)
     return {"rows": len(table), "seconds": seconds, "extra_mb": extra, "sse_sst": loss,
             "linkage": risk.reidentified, "learned": risk.confidential_learned}
 
@@ -51,9 +51,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--k", type=int, default=5)
-    add_child_option(parser)
-    args = parser.parse_args()
-    if answered_as_child(args, child):
+    args = parse_as_parent(parser, child)
+    if args is None:
         return
     print(f"# microaggregation benchmark, k = {args.k} (linkage on a seeded sample of 2,000 records)")
     print(f"{'data':<30} {'method':<10} {'rows':>8} {'time s':>8} {'extra MB':>9} {'SSE/SST %':>10} "

@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from _fresh import add_child_option, answered_as_child, in_fresh_process
+from _fresh import in_fresh_process, parse_as_parent
 from _memory import reset_peak, rss_mb
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -239,9 +239,8 @@ def main() -> None:
                         help="interpreter of an install of older code: also time its DuckDB release, side by side")
     parser.add_argument("--compare-repeat", type=int, default=1, metavar="N",
                         help="with --compare-python: old and new releases N times each, alternately (median)")
-    add_child_option(parser)
-    args = parser.parse_args()
-    if answered_as_child(args, child):
+    args = parse_as_parent(parser, child)
+    if args is None:
         return
 
     from scale_data import resample_adult, uniform_random

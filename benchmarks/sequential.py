@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _fresh import add_child_option, answered_as_child, in_fresh_process
+from _fresh import in_fresh_process, parse_as_parent
 from _memory import reset_peak, rss_mb
 
 
@@ -20,7 +20,7 @@ def child(task: dict) -> dict:
     import importlib.util
 
     from microrelease.core.data.samples import sample_data_folder
-    from microrelease.core.sequential.guarantee import check_release, linkage_attack
+    from microrelease.core.sequential.guarantee import check_release, subsequence_attack
     from microrelease.core.sequential.model import load_sequential
     from microrelease.core.sequential.release import anonymize_sequential
 
@@ -42,7 +42,7 @@ def child(task: dict) -> dict:
     extra = rss_mb("VmHWM") - base
     shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,
                            sequence_key="visit_id", order_by="day", code="code")
-    attack = linkage_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=500)
+    attack = subsequence_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=500)
     return {"entities": data.n_entities, "events": int(len(data.codes)), "seconds": seconds, "extra_mb": extra,
             "smallest_shared": int(shared.min()), "attack": attack, "relational_loss": release.relational_loss,
             "sequence_loss": release.sequence_loss}
@@ -62,9 +62,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="2000,20000")
     parser.add_argument("--k", type=int, default=5)
-    add_child_option(parser)
-    args = parser.parse_args()
-    if answered_as_child(args, child):
+    args = parse_as_parent(parser, child)
+    if args is None:
         return
     print(f"# relational + sequential anonymization, k = {args.k}")
     print(f"{'variant':<8} {'entities':>9} {'events':>8} {'time s':>8} {'extra MB':>9} {'min shared':>11} {'attack':>7} "

@@ -1,15 +1,20 @@
-"""microrelease.core: Samarati's k-anonymity by generalization and suppression, as pure computation.
+"""microrelease.core: releasing microdata without re-identification, as pure computation.
 
-Modules follow the paper's ideas: ``roles`` (attribute roles), ``hierarchies`` (value/domain
-generalization hierarchies), ``lattice`` (distance vectors), ``frequency`` (the frequency set),
-``generalization`` (generalization with minimal required suppression), ``outliers`` (the outlier
-distance matrix VT), ``profile`` (every node's class-size histogram in one pass), ``search``
-(k-minimal generalizations, Find_vector), ``policies`` (preference policies), ``metrics``
-(accuracy, completeness, ...), ``release`` (the release of a node). ``output``: the one path by which every release is written
-and re-checked. For data larger than memory: ``engines`` (pandas, DuckDB, Dask) and ``summary``
-(the one pass over the rows). Microaggregation (Soria-Comas's thesis):
-``microaggregation`` (MDAV, MDAV-ID, MDAV-SWAP, IR-SWAP), ``information_loss`` (SSE/SST),
-``linkage`` (record-linkage risk), ``microdata_release`` (write and re-check).
+One folder per family of methods, one module per idea of its paper:
+
+- ``data``: the table, its attribute roles (Samarati §2) and the bundled samples;
+- ``lattice``: Samarati's k-anonymity (IEEE TKDE 2001): hierarchies, distance vectors, the
+  frequency set, generalization with minimal required suppression, the outlier matrix VT, the
+  whole-lattice profile, the search (k-minimal, Find_vector), preference policies, metrics, and
+  the release of a node;
+- ``models``: privacy models on a sensitive attribute (l-diversity, t-closeness), each declared once
+  in one registry;
+- ``micro``: microaggregation (Soria-Comas's thesis): MDAV and its methods, information loss, linkage;
+- ``dp``: differential privacy (the same thesis): optimal noise, DP microdata, ratio closeness;
+- ``sequential``: relational + sequential data (US patent 9,230,132);
+- ``engines``: the one pass over the rows (pandas, DuckDB, Dask) behind the ``FrequencySource``
+  protocol that a ``Dataset`` and a ``TableSummary`` both meet;
+- ``release``: the one path by which every release is written, re-read and checked.
 
 No UI library is imported here; :mod:`microrelease.app` builds on this package, never the reverse.
 """
@@ -32,6 +37,7 @@ from microrelease.core.exceptions import (
     VerificationError,
 )
 from microrelease.core.lattice.distance_vectors import Lattice, Node
+from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.generalization import GeneralizedTable, generalize, satisfies
 from microrelease.core.lattice.hierarchies import (
     Hierarchy,
@@ -49,7 +55,7 @@ from microrelease.core.lattice.profile import LatticeProfile, build_profile
 from microrelease.core.lattice.release import check_k_anonymity, write_release
 from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
 from microrelease.core.micro.information_loss import information_loss
-from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.microaggregation import METHODS, microaggregate
 from microrelease.core.micro.release import write_microaggregation
 from microrelease.core.models.base import PrivacyModel
@@ -74,6 +80,7 @@ __all__ = [
     "CoverageError",
     "DataError",
     "Dataset",
+    "FrequencySource",
     "EngineError",
     "GeneralizedTable",
     "Hierarchy",
@@ -99,7 +106,7 @@ __all__ = [
     "information_loss",
     "intervals",
     "k_minimal",
-    "linkage_attack",
+    "record_linkage",
     "load_dataset",
     "load_sample",
     "masking",

@@ -17,7 +17,8 @@ def _message(name: str, constraint: str, value: object) -> str:
 
 
 def _invalid(name: str, constraint: str, value: object) -> InvalidParameterError:
-    return InvalidParameterError(_message(name, constraint, value), parameter=name)
+    # an entry of a mapping parameter ("k_per_attribute['age']") is reported as the parameter itself
+    return InvalidParameterError(_message(name, constraint, value), parameter=name.split("[")[0])
 
 
 def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None,

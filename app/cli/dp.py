@@ -22,6 +22,7 @@ from microrelease.app.cli.output import finish
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
+from microrelease.core.dp.mechanisms import MECHANISMS
 from microrelease.core.dp.microdata import DP_METHODS, PrivacyWarning, dp_release, parse_bounds
 from microrelease.core.dp.release import write_dp_release
 from microrelease.core.release import file_target
@@ -37,6 +38,7 @@ class DPRequest:
     bounds: Mapping[str, tuple[float, float]]
     epsilon: float
     method: str
+    noise: str
     k: int | None
     identifiers: tuple[str, ...]
     seed: int | None
@@ -49,7 +51,7 @@ class DPRequest:
         attributes = split(args.attrs) or ((*chosen.qi, *chosen.confidential) if chosen else ())
         # declared bounds only: the sample's are public round figures, never the data's own range
         bounds = parse_bounds(args.bounds) if args.bounds or not chosen else chosen.bounds_dict
-        return cls(path, attributes, bounds, args.epsilon, args.method, args.k, split(args.identifier), args.seed,
+        return cls(path, attributes, bounds, args.epsilon, args.method, args.noise, args.k, split(args.identifier), args.seed,
                    args.sep, OutputRequest.from_args(args))
 
 
@@ -63,6 +65,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--bounds", default="", help="declared domain bounds A=LO:HI,... (required: never from the data)")
     p.add_argument("--epsilon", type=float, required=True, help="the privacy budget, split evenly over the attributes")
     p.add_argument("--method", default="ir-mdav", choices=sorted(DP_METHODS), help="how the noise is applied")
+    p.add_argument("--noise", default="laplace", choices=sorted(MECHANISMS),
+                   help="the noise mechanism (staircase: the optimal noise of the thesis)")
     p.add_argument("--k", type=int, help="cluster size of the microaggregation methods")
     p.add_argument("--identifier", default="", help="identifier columns: dropped from the output")
     p.add_argument("--seed", type=non_negative, default=None, help="seed of the noise (for reproducible tests only)")
@@ -79,7 +83,7 @@ def run(request: DPRequest) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyWarning)
         release = dp_release(table.drop(columns=list(request.identifiers)), list(request.attributes),
-                             bounds=dict(request.bounds), epsilon=request.epsilon, method=request.method, k=request.k,
+                             bounds=dict(request.bounds), epsilon=request.epsilon, method=request.method, noise=request.noise, k=request.k,
                              rng=request.seed)
     for w in caught:
         print(f"microrelease: warning: {w.message}", file=sys.stderr)
@@ -87,6 +91,6 @@ def run(request: DPRequest) -> int:
                                  sep=output.sep, warnings_raised=[str(w.message) for w in caught],
                                  escape=output.escape_formulas, force=output.force)
     report = published.data
-    return finish(published, output, f"{request.method} at epsilon={request.epsilon:g}: wrote "
+    return finish(published, output, f"{request.method} ({request.noise} noise) at epsilon={request.epsilon:g}: wrote "
                                      f"{report['output']['rows']} rows to {output.path}; SSE/SST "
                                      f"{report['information_loss']['sse_sst_percent']:.2f} %")

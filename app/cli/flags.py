@@ -33,6 +33,10 @@ FLAGS = {
     "bounds": "--bounds",
     "epsilon": "--epsilon",
     "rng": "--seed",
+    # relational + sequential data
+    "weight_relational": "--w-relational",
+    "weight_sequence": "--w-sequence",
+    "weight_time": "--w-time",
     # engines
     "memory_limit": "--memory-limit",
     "spill_dir": "--spill-dir",

@@ -60,7 +60,7 @@ class Rows:
     frequency and the models, ready to check."""
 
     dataset: Dataset | TableSummary
-    sensitive: SensitiveFrequency | None = None
+    sensitive_frequency: SensitiveFrequency | None = None
     models: tuple[PrivacyModel, ...] = ()
 
 
@@ -77,7 +77,7 @@ def read_rows(request: LatticeRequest) -> Rows:
         dataset = load(table, besides=models.attribute)
         prepared = prepare_models(dataset, models.attribute, models.models,
                                   hierarchy=table.hierarchies.get(models.attribute))
-        return Rows(dataset, prepared.sensitive, prepared.models)
+        return Rows(dataset, prepared.sensitive_frequency, prepared.models)
     with progress_bar(f"reading rows ({engine.name})", request.quiet) as bar:
         return Rows(summarize(table.path, qi=table.qi, hierarchies=table.hierarchies,
                               hierarchy_dir=table.hierarchy_dir, identifiers=table.identifiers,
@@ -89,6 +89,6 @@ def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
     """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
     if rows.models:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:
-            return build_model_profile(rows.dataset, rows.sensitive, rows.models, progress=bar)
+            return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, progress=bar)
     with progress_bar("lattice profile", request.quiet) as bar:
         return build_profile(rows.dataset, strategy=request.strategy, progress=bar)

@@ -62,11 +62,11 @@ def run(request: ReleaseRequest) -> int:
     k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
     if request.node is not None:
-        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive, rows.models)
+        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models)
     else:
         answer = query(build(rows, request), k, max_sup)
         node = answer.preferred(policy, weights).vector
-        spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive, rows.models, f"policy {policy}",
+        spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive_frequency, rows.models, f"policy {policy}",
                            policy, weights)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
         published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,

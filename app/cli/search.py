@@ -48,7 +48,7 @@ def run(request: SearchRequest) -> int:
         "max_sup": answer.max_sup,
         "missing_qi_values": dict(dataset.missing_counts),
         "engine": request.engine.name,
-        **({"sensitive": rows.sensitive.attribute, "privacy_models": [m.describe() for m in rows.models]}
+        **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
         "find_vector": answer.find_vector().to_dict(),
         "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],

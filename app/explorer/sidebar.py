@@ -29,7 +29,7 @@ class Sidebar(pn.viewable.Viewer):
         self.fixed = pn.Column()
         self.expand = pn.widgets.Button(label="Show neighbours of selected node")
         self.reset = pn.widgets.Button(label="Reset expansions")
-        self.sensitive = pn.widgets.Select.from_param(e.param.sensitive, label="Sensitive attribute",
+        self.sensitive = pn.widgets.Select.from_param(e.param.sensitive_attribute, label="Sensitive attribute",
                                                       css_classes=["sensitive-select"])
         self.l_kind = pn.widgets.Select.from_param(e.param.l_kind, label="l-diversity", css_classes=["l-kind"])
         self.l_value = pn.widgets.FloatInput.from_param(e.param.l, label="l", step=1, css_classes=["l-value"])

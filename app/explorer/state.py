@@ -57,7 +57,7 @@ class Explorer(param.Parameterized):
     expanded = param.List(default=[], item_type=int, doc="nodes whose neighbours are drawn too")
     selected = param.Integer(default=None, allow_None=True)
     probe = param.Integer(default=None, allow_None=True, doc="Find_vector step highlighted (index in the trace)")
-    sensitive = param.Selector(default="", objects=[""], doc="sensitive attribute of l-diversity / t-closeness")
+    sensitive_attribute = param.Selector(default="", objects=[""], doc="sensitive attribute of l-diversity / t-closeness")
     l_kind = param.Selector(default="none", objects=["none", *L_DIVERSITY], label="l-diversity")
     l = param.Number(default=2, bounds=(1, None), label="l")  # noqa: E741 - the papers' name
     c = param.Number(default=3, bounds=(0, None), inclusive_bounds=(False, True), label="c (recursive)")
@@ -77,7 +77,7 @@ class Explorer(param.Parameterized):
         self._loading = False
         # The sensitive frequency and the (rebuilt) privacy models the current profile was built
         # with: release(), explain() and the export use these very objects (None / () without models).
-        self.applied_sensitive: SensitiveFrequency | None = None
+        self.applied_frequency: SensitiveFrequency | None = None
         self.applied_models: tuple = ()
         if dataset is not None:
             self.load(dataset, profile)
@@ -101,11 +101,11 @@ class Explorer(param.Parameterized):
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
                 self.dataset, self.profile = dataset, profile
-                self.applied_sensitive, self.applied_models = None, ()
+                self.applied_frequency, self.applied_models = None, ()
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
-                self.param.sensitive.objects = ["", *others]
-                self.sensitive, self.l_kind, self.t = "", "none", 0.0
+                self.param.sensitive_attribute.objects = ["", *others]
+                self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
                 self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
                 self.answer, self.preferred, self.message = answer, preferred, message
         finally:
@@ -129,23 +129,23 @@ class Explorer(param.Parameterized):
             specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
         return specs
 
-    @param.depends("sensitive", "l_kind", "l", "c", "t", "ground", watch=True)
+    @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", watch=True)
     def _apply_models(self) -> None:
         if self.dataset is None or self._loading:
             return
         specs = self.model_specs()
         applied: tuple[SensitiveFrequency | None, tuple] = (None, ())
-        if not specs or not self.sensitive:
+        if not specs or not self.sensitive_attribute:
             profile, message = self.plain_profile, "" if not specs else "Choose a sensitive attribute for the models."
         else:
             try:
-                applied = prepare_models(self.dataset, self.sensitive, specs)
+                applied = prepare_models(self.dataset, self.sensitive_attribute, specs)
                 profile, message = build_model_profile(self.dataset, *applied), ""
             except MicroreleaseError as exc:
                 applied, profile, message = (None, ()), self.plain_profile, f"Privacy models not applied: {exc}"
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
-            self.applied_sensitive, self.applied_models = applied
+            self.applied_frequency, self.applied_models = applied
             self.profile, self.selected = profile, None
             self.answer, self.preferred, self.message = answer, preferred, message or note
 
@@ -244,7 +244,7 @@ class Explorer(param.Parameterized):
     def release(self, node: int | None = None) -> GeneralizedTable:
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
         node = self.selected if node is None else node
-        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive=self.applied_sensitive,
+        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive_frequency=self.applied_frequency,
                           models=self.applied_models)
 
     def explain(self, node: int | None = None) -> pd.DataFrame:
@@ -252,5 +252,5 @@ class Explorer(param.Parameterized):
         node = self.selected if node is None else node
         if not self.applied_models or node is None:
             return pd.DataFrame()
-        return explain_node(self.dataset, self.applied_sensitive, self.lattice.node(node), self.applied_models,
+        return explain_node(self.dataset, self.applied_frequency, self.lattice.node(node), self.applied_models,
                             k=self.k)

@@ -23,7 +23,7 @@ def summary_text(e: Explorer) -> str:
         f"{e.lattice.size} nodes satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal: "
         f"<span id='kmin'>{shown}</span> · preferred ({e.policy}): <span id='preferred'>{pref}</span>"
         + (f" · models: <span id='models'>{', '.join(m.describe() for m in e.profile.models)}</span> "
-           f"on {e.sensitive}" if e.profile.models else "")
+           f"on {e.sensitive_attribute}" if e.profile.models else "")
         + (f"\n\n⚠ {e.message}" if e.message else "")
     )
 

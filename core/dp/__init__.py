@@ -1,6 +1,6 @@
 """Differential privacy (Soria-Comas's thesis): optimal data-independent noise (``mechanisms``,
 ``multivariate``), a comparison of the noises (``comparison``), DP microdata through
-microaggregation (``microdata``, ``release``), the t-closeness route (``tcloseness_route``) and
+microaggregation (``microdata``, ``release``), the route from ratio closeness (t-closeness in the multiplicative sense) to DP (``ratio_closeness``) and
 prior knowledge refinement (``prior``)."""
 
 from microrelease.core.dp.comparison import compare_noise
@@ -14,8 +14,8 @@ from microrelease.core.dp.mechanisms import (
 from microrelease.core.dp.microdata import DP_METHODS, DPRelease, PrivacyWarning, dp_release, parse_bounds
 from microrelease.core.dp.multivariate import MultivariateStaircase, compare_multivariate
 from microrelease.core.dp.prior import PriorRefinement, normal_prior
-from microrelease.core.dp.tcloseness_route import t_closeness_route
+from microrelease.core.dp.ratio_closeness import ratio_closeness_release
 
 __all__ = ["DP_METHODS", "GAMMA_PRESETS", "MECHANISMS", "DPRelease", "Laplace", "MultivariateStaircase",
            "PriorRefinement", "PrivacyWarning", "Staircase", "compare_multivariate", "compare_noise", "dp_release",
-           "least_variance_gamma", "normal_prior", "parse_bounds", "t_closeness_route"]
+           "least_variance_gamma", "normal_prior", "parse_bounds", "ratio_closeness_release"]

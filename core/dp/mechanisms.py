@@ -89,7 +89,7 @@ def least_variance_gamma(epsilon: float) -> float:
 
 
 GAMMA_PRESETS = {
-    "mean-abs": lambda eps: 1 / (1 + math.exp(eps / 2)),
+    "mean-abs": lambda eps: max(1e-12, math.exp(-eps / 2) / (1 + math.exp(-eps / 2))),  # = 1/(1+e^{ε/2}), no overflow
     "variance": least_variance_gamma,
     "centred": lambda eps: 0.5,
 }

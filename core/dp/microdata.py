@@ -9,7 +9,7 @@ value (parallel composition over disjoint clusters).
 
 Methods, each record released as:
 
-- ``laplace`` / ``staircase`` (the baseline): its own values plus noise of sensitivity Δ_j and budget ε/m;
+- ``record-noise`` (the baseline): its own values plus noise of sensitivity Δ_j and budget ε/m;
 - ``insensitive-mdav``: the noisy centroid of its cluster. Clusters of k consecutive records (the
   short tail joins the last cluster) along a data-independent total order: distance to the domain's
   lower corner in normalized units, ties by the values in attribute order. Changing one record moves
@@ -32,14 +32,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dp.mechanisms import Laplace, Staircase, check_epsilon
+from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
 
 DP_METHODS = {
-    "laplace": "Laplace noise on every record (the baseline)",
-    "staircase": "staircase noise on every record (the baseline, optimal noise)",
+    "record-noise": "noise on every record (the baseline)",
     "insensitive-mdav": "noisy centroids of clusters along a data-independent order",
     "ir-mdav": "per attribute, noisy means of individually ranked groups",
 }
@@ -90,6 +89,7 @@ class DPRelease:
     """A DP release of numeric ``attributes`` and how it was made."""
 
     method: str
+    noise: str  # the mechanism: a key of microrelease.core.dp.mechanisms.MECHANISMS
     epsilon: float
     k: int | None
     attributes: tuple[str, ...]
@@ -99,7 +99,7 @@ class DPRelease:
     clamped: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"method": self.method, "epsilon_spent": self.epsilon, "k": self.k,
+        return {"method": self.method, "noise": self.noise, "epsilon_spent": self.epsilon, "k": self.k,
                 "per_attribute": {a: {"sensitivity": self.sensitivity[a], "epsilon": self.epsilon / len(self.attributes),
                                       "noise_scale": self.noise_scale[a]} for a in self.attributes},
                 "values_clamped": self.clamped}
@@ -118,9 +118,11 @@ def dp_release(
 ) -> DPRelease:
     """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS`)."""
     if method not in DP_METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(DP_METHODS)}. Got {method!r}.")
-    if noise not in ("laplace", "staircase"):
-        raise InvalidParameterError(f"The 'noise' parameter must be 'laplace' or 'staircase'. Got {noise!r}.")
+        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(DP_METHODS)}. Got {method!r}.",
+                                    parameter="method")
+    if noise not in MECHANISMS:
+        raise InvalidParameterError(f"The 'noise' parameter must be one of {sorted(MECHANISMS)}. Got {noise!r}.",
+                                    parameter="noise")
     epsilon = check_epsilon(epsilon)
     attributes = tuple(attributes)
     x = numeric_matrix(table, attributes, "attribute")
@@ -135,14 +137,14 @@ def dp_release(
     width = hi - lo
     eps_each = epsilon / m
     generator = check_rng(rng)
-    if method in ("laplace", "staircase"):
-        k, noise = None, method
+    if method == "record-noise":
+        k = None
         sensitivity = width
         noisy = np.column_stack([_mechanism(noise, eps_each, sensitivity[j], generator).randomise(x[:, j])
                                  for j in range(m)])
     else:
         if k is None:
-            raise InvalidParameterError(f"method {method!r} needs k (the cluster size)")
+            raise InvalidParameterError(f"method {method!r} needs k (the cluster size)", parameter="k")
         k = check_k(k, n)
         noisy = np.empty_like(x)
         if method == "insensitive-mdav":
@@ -167,7 +169,7 @@ def dp_release(
     for j, a in enumerate(attributes):
         released[a] = noisy[:, j]
     scale = {a: float(sensitivity[j] / eps_each) for j, a in enumerate(attributes)}
-    return DPRelease(method, epsilon, k, attributes, released, scale,
+    return DPRelease(method, noise, epsilon, k, attributes, released, scale,
                      {a: float(sensitivity[j]) for j, a in enumerate(attributes)}, clamped)
 
 

@@ -83,9 +83,10 @@ class GeneralizedTable:
         return len(self.suppressed_rows)
 
 
-def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive=None, models: Sequence = ()) -> GeneralizedTable:
+def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive_frequency=None,
+               models: Sequence = ()) -> GeneralizedTable:
     """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k`` and, if
-    given, for privacy ``models`` on the ``sensitive`` attribute (a
+    given, for privacy ``models`` on a sensitive attribute (``sensitive_frequency``, a
     :class:`~microrelease.core.models.sensitive.SensitiveFrequency` of ``dataset``): a class is
     suppressed when it is smaller than k or fails a model."""
     node = dataset.lattice.check_node(node)
@@ -95,7 +96,7 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive=None,
     row_class = tuple_class[freq.row_tuple]
     keep = sizes[row_class] >= k
     if models:
-        keep &= sensitive.passing(row_class, len(sizes), models)[row_class]
+        keep &= sensitive_frequency.passing(row_class, len(sizes), models)[row_class]
     table = dataset.table[dataset.schema.output_columns(list(dataset.table.columns))].copy()
     level_codes = generalize_codes(dataset.hierarchies, dataset.codes, node)
     for i, (name, h, d) in enumerate(zip(dataset.quasi_identifiers, dataset.hierarchies, node, strict=True)):

@@ -17,20 +17,16 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
-from microrelease.core.data.dataset import Dataset
 from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
-from microrelease.core.lattice.frequency import FrequencySet
+from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
 from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.validation import check_int
-
-if TYPE_CHECKING:
-    from microrelease.core.engines.summary import TableSummary
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
 _KEY_BITS = 62
@@ -242,7 +238,7 @@ def profile_frequency_set(
 
 
 def build_profile(
-    dataset: Dataset | TableSummary,
+    dataset: FrequencySource,
     *,
     strategy: str = "auto",
     progress: Progress | None = None,
@@ -251,7 +247,7 @@ def build_profile(
     memory_budget: int = 512 << 20,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
-    engine over files (see :func:`profile_frequency_set`)."""
+    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`)."""
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,

@@ -98,10 +98,10 @@ class NodeSuppression:
                     "by_model": {m: int(self.sizes[f].sum()) for m, f in self.failing.items()}}}
 
 
-def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sensitive=None,
+def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sensitive_frequency=None,
                      models: Sequence = ()) -> NodeSuppression:
     """The classes of ``node`` and the ones minimal required suppression removes for ``k`` and the
-    privacy ``models`` on ``sensitive`` (a SensitiveFrequency of the same table)."""
+    privacy ``models`` on ``sensitive_frequency`` (a SensitiveFrequency of the same table)."""
     freq, hierarchies = data.frequency, data.hierarchies
     sizes, tuple_class = class_sizes(freq, hierarchies, node)
     first = np.zeros(len(sizes), dtype=np.int64)
@@ -109,25 +109,25 @@ def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sens
     levels = generalize_codes(hierarchies, freq.codes[first], node)
     failing: dict[str, np.ndarray] = {}
     if models:
-        counts = class_value_counts(freq.codes, tuple_class, sensitive)
+        counts = class_value_counts(freq.codes, tuple_class, sensitive_frequency)
         for model in models:
-            failing[model.describe()] = ~model.passes(counts, sensitive.table_counts)
+            failing[model.describe()] = ~model.passes(counts, sensitive_frequency.table_counts)
     passing = np.ones(len(sizes), dtype=bool)
     for fails in failing.values():
         passing &= ~fails
     return NodeSuppression(tuple(node), k, sizes, (sizes < k) & passing, failing, levels)
 
 
-def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitive) -> np.ndarray:
+def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitive_frequency) -> np.ndarray:
     """Classes × sensitive values: how many rows of each class hold each value."""
-    both = np.vstack([freq_codes, sensitive.codes])
+    both = np.vstack([freq_codes, sensitive_frequency.codes])
     _, inverse = np.unique(both, axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
     position = np.empty(inverse[: len(freq_codes)].max() + 1, dtype=np.int64)
     position[inverse[: len(freq_codes)]] = np.arange(len(freq_codes))
     sf_class = tuple_class[position[inverse[len(freq_codes):]]]
-    n, m = int(tuple_class.max()) + 1, len(sensitive.labels)
-    flat = np.bincount(sf_class * m + sensitive.values, weights=sensitive.counts, minlength=n * m)
+    n, m = int(tuple_class.max()) + 1, len(sensitive_frequency.labels)
+    flat = np.bincount(sf_class * m + sensitive_frequency.values, weights=sensitive_frequency.counts, minlength=n * m)
     return flat.reshape(n, m)
 
 
@@ -179,7 +179,7 @@ class NodeRelease:
     node: tuple[int, ...]
     k: int
     max_sup: int | None = None
-    sensitive: object = None  # SensitiveFrequency when models are given
+    sensitive_frequency: object = None  # a SensitiveFrequency when models are given
     models: tuple = ()
     chosen_by: str = "node"  # "node", or "policy NAME"
     policy: str | None = None
@@ -190,13 +190,15 @@ class NodeRelease:
         return {"chosen_by": self.chosen_by, "policy": self.policy, "weights": self.weights or None}
 
     def suppression(self) -> NodeSuppression:
-        return node_suppression(self.data, self.node, self.k, sensitive=self.sensitive, models=self.models)
+        return node_suppression(self.data, self.node, self.k, sensitive_frequency=self.sensitive_frequency,
+                                models=self.models)
 
     def write(self, out: str | Path, **options) -> Published:
         """Write this release to ``out``; ``options`` as for :func:`write_release` (sep, escape, force,
         protected, engine, progress, should_stop)."""
-        return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup, sensitive=self.sensitive,
-                             models=self.models, parameters=self.parameters, **options)
+        return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup,
+                             sensitive_frequency=self.sensitive_frequency, models=self.models,
+                             parameters=self.parameters, **options)
 
 
 def write_release(
@@ -206,7 +208,7 @@ def write_release(
     out: str | Path,
     *,
     max_sup: int | None = None,
-    sensitive=None,
+    sensitive_frequency=None,
     models: Sequence = (),
     sep: str = ",",
     parameters: Mapping[str, object] | None = None,
@@ -221,7 +223,7 @@ def write_release(
     """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
     (``<stem>.report.json``); see the module docstring.
 
-    ``models`` (l-diversity, t-closeness) on ``sensitive`` (a SensitiveFrequency) need a Dataset.
+    ``models`` (l-diversity, t-closeness) on ``sensitive_frequency`` (a SensitiveFrequency) need a Dataset.
     If ``max_sup`` is given and the node needs more suppression, nothing is written and
     InvalidParameterError says by how much. ``escape``: write formula cells with a leading ``'``.
     ``force`` replaces a previous release of this tool at ``out``; nothing else is ever overwritten.
@@ -237,7 +239,7 @@ def write_release(
     target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
     if escape:
         refuse_formula_headers(data.schema.output_columns(list(data.columns)))
-    suppression = node_suppression(data, node, k, sensitive=sensitive, models=models)
+    suppression = node_suppression(data, node, k, sensitive_frequency=sensitive_frequency, models=models)
     counts = suppression.counts(data.n_rows)
     if max_sup is not None and counts["suppressed_rows"] > max_sup:
         raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
@@ -251,14 +253,14 @@ def write_release(
         engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
 
     def verify(paths):
-        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive, models)
+        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models)
 
     h, qi = data.hierarchies, data.quasi_identifiers
     body = {
         "kind": "generalization",
         "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
                        "identifiers_dropped": list(data.schema.identifiers),
-                       "sensitive": [sensitive.attribute] if models else list(data.schema.sensitive),
+                       "sensitive": [sensitive_frequency.attribute] if models else list(data.schema.sensitive),
                        "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
         "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))}},
         "counts": counts,
@@ -291,12 +293,12 @@ def _input_name(data) -> str:
     return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
 
 
-def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive,
+def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive_frequency,
                           models) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it."""
     written = Source((path,), plan.format, plan.sep)
     columns = written.columns()
-    extra = [sensitive.attribute] if models else []
+    extra = [sensitive_frequency.attribute] if models else []
     classes = engine.frequency(written, [*plan.qi, *extra]).to_pandas()
     by_class = classes.groupby(list(plan.qi), sort=False)[COUNT].sum()
     rows = int(classes[COUNT].sum())
@@ -318,14 +320,14 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
         checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
                             if not strangers else f"values {strangers} are not labels of the node's level"))
     if models and rows:
-        table = classes.pivot_table(index=list(plan.qi), columns=sensitive.attribute, values=COUNT,
+        table = classes.pivot_table(index=list(plan.qi), columns=sensitive_frequency.attribute, values=COUNT,
                                     aggfunc="sum", fill_value=0)
-        labels = pd.Series(list(sensitive.labels), dtype=object)
+        labels = pd.Series(list(sensitive_frequency.labels), dtype=object)
         if plan.escape:  # the file holds the sensitive values as written, formula cells escaped
             labels = escape_column(labels)
         counts = table.reindex(columns=labels.tolist(), fill_value=0).to_numpy(dtype=float)
         for model in models:
-            failing = int((~model.passes(counts, sensitive.table_counts)).sum())
+            failing = int((~model.passes(counts, sensitive_frequency.table_counts)).sum())
             checks.append(Check(model.describe(), failing == 0,
                                 f"all {len(counts)} classes pass" if not failing else f"{failing} classes fail"))
     # The cells of the columns grouped above are counted on the groups; only the others are scanned.

@@ -39,7 +39,7 @@ class LinkageRisk:
                 "bound_1_over_k": round(self.bound, 6), "records_attacked": self.attacked}
 
 
-def linkage_attack(
+def record_linkage(
     original: pd.DataFrame,
     released: pd.DataFrame,
     qi: Sequence[str],

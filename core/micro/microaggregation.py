@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
-from microrelease.core.validation import check_k, check_rng
+from microrelease.core.validation import check_int, check_k, check_rng
 
 METHODS: dict[str, str] = {
     "mdav-id": "MDAV groups; QIs replaced by the group centroid (k-anonymity)",
@@ -103,32 +103,6 @@ class Standardizer:
         return (x - self.mean) / self.sd
 
 
-def _sq_distances(block: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """Squared distances, summed attribute by attribute in order: the same rounding as the
-    compiled loop, so that both strategies see the same ties."""
-    d = (block[:, 0] - point[0]) ** 2
-    for j in range(1, block.shape[1]):
-        d += (block[:, j] - point[j]) ** 2
-    return d
-
-
-def _farthest(block: np.ndarray, order: np.ndarray, point: np.ndarray) -> int:
-    """Position in ``block`` of the row farthest from ``point`` (ties: smallest input order)."""
-    d = _sq_distances(block, point)
-    tied = np.flatnonzero(d == d.max())
-    return int(tied[np.argmin(order[tied])])
-
-
-def _nearest(block: np.ndarray, order: np.ndarray, point: np.ndarray, k: int) -> np.ndarray:
-    """Positions in ``block`` of the k rows nearest ``point`` (ties: smallest input order)."""
-    d = _sq_distances(block, point)
-    if k >= len(d):
-        return np.lexsort((order, d))
-    cut = np.partition(d, k - 1)[k - 1]
-    candidates = np.flatnonzero(d <= cut)
-    return candidates[np.lexsort((order[candidates], d[candidates]))[:k]]
-
-
 def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None) -> np.ndarray:
     """MDAV on the (already standardized) rows of ``z``: the group number of every row.
 
@@ -147,43 +121,9 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
         return group
     if strategy != "numpy":
         raise InvalidParameterError(f"The 'strategy' parameter must be 'numba' or 'numpy'. Got {strategy!r} instead.")
-    work = np.array(z, dtype=np.float64, copy=True)
-    order = np.arange(n)  # input row of each position of `work`
-    group = np.full(n, -1, dtype=np.int64)
-    total = work.sum(axis=0)
-    m = n  # work[:m] are the remaining rows
-    g = 0
+    from microrelease.core.micro.mdav_numpy import mdav as mdav_numpy
 
-    def take(positions: np.ndarray) -> None:
-        nonlocal m, g, total
-        group[order[positions]] = g
-        # move the taken rows behind the remaining block (highest positions first, so that a
-        # swap never moves a row that is still to be taken); the running total is updated row
-        # by row in that order, as the compiled loop does, for identical rounding
-        for p in np.sort(positions)[::-1]:
-            total = total - work[p]
-            m -= 1
-            work[[p, m]] = work[[m, p]]
-            order[[p, m]] = order[[m, p]]
-        g += 1
-
-    while m >= 3 * k:
-        block, o = work[:m], order[:m]
-        r = _farthest(block, o, total / m)
-        r_point = block[r].copy()
-        s_point = block[_farthest(block, o, r_point)].copy()
-        take(_nearest(work[:m], order[:m], r_point, k))
-        take(_nearest(work[:m], order[:m], s_point, k))
-        if progress is not None:
-            progress(1 - m / n)
-    if m >= 2 * k:
-        r = _farthest(work[:m], order[:m], total / m)
-        take(_nearest(work[:m], order[:m], work[r].copy(), k))
-    if m > 0:
-        take(np.arange(m))
-    if progress is not None:
-        progress(1.0)
-    return group
+    return mdav_numpy(np.asarray(z, dtype=np.float64), k, progress)
 
 
 def consecutive_groups(order: np.ndarray, k: int) -> np.ndarray:
@@ -282,18 +222,21 @@ def microaggregate(
                             parameter="confidential")
         extra = sorted(set(k_per_attribute or {}) - set(confidential))
         if extra:
-            raise DataError(f"k given for column(s) {extra} that are not confidential attributes")
+            raise DataError(f"k given for column(s) {extra} that are not confidential attributes",
+                            parameter="k_per_attribute")
         x = numeric_matrix(original, confidential, "confidential attribute")
         groups, ks = {}, {}
         for j, name in enumerate(confidential):
-            ks[name] = check_k((k_per_attribute or {}).get(name, k), len(table))
+            own = (k_per_attribute or {}).get(name)
+            ks[name] = check_k(k, len(table)) if own is None else check_int(
+                own, f"k_per_attribute[{name!r}]", low=1, high=len(table), high_means="the number of rows")
             groups[name] = ranking_groups(x[:, j], ks[name])
             perm = permute_within(groups[name], generator)
             released[name] = original[name].to_numpy()[perm]
         return Microaggregation(method, k, qi, confidential, original, released, None, groups, ks, seed)
 
     if k_per_attribute:
-        raise DataError("a k per attribute applies to ir-swap only")
+        raise DataError("a k per attribute applies to ir-swap only", parameter="k_per_attribute")
     x = numeric_matrix(original, qi, "QI")
     if confidential:
         numeric_matrix(original, confidential, "confidential attribute")  # checked, kept as is

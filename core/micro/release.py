@@ -19,7 +19,7 @@ import pandas as pd
 from microrelease.core.data.dataset import frame_checksum
 from microrelease.core.lattice.release import check_k_anonymity
 from microrelease.core.micro.information_loss import information_loss
-from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.microaggregation import Microaggregation
 from microrelease.core.release import Check, Published
 from microrelease.core.release.cells import escape_formulas
@@ -69,8 +69,8 @@ def write_microaggregation(
               {a: {"k": result.attribute_k[a], "count": int(g.max()) + 1} for a, g in result.attribute_groups.items()})
     risk = before = None
     if result.qi:
-        risk = linkage_attack(result.original, result.released, result.qi, result.confidential, k=result.k).to_dict()
-        before = linkage_attack(result.original, result.original, result.qi, result.confidential, k=1).to_dict()
+        risk = record_linkage(result.original, result.released, result.qi, result.confidential, k=result.k).to_dict()
+        before = record_linkage(result.original, result.original, result.qi, result.confidential, k=1).to_dict()
     body = {
         "kind": "microaggregation",
         "parameters": {"method": result.method, "k": result.k, "qi": list(result.qi),

@@ -13,7 +13,7 @@ Text specs (the ``l_diversity`` parameter): ``distinct:L``, ``entropy:L``, ``rec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import ClassVar
 
 import numpy as np
@@ -29,12 +29,6 @@ def entropy(counts: np.ndarray) -> np.ndarray:
     return terms.sum(axis=1)
 
 
-def _fields(spec: str, keyword: str, n: int) -> list[str] | None:
-    """The ``n`` fields after ``keyword:`` in ``spec``, or None if ``spec`` is not of that form."""
-    parts = [p.strip() for p in str(spec).split(":")]
-    return parts[1:] if parts[0] == keyword and len(parts) == n + 1 else None
-
-
 @dataclass(frozen=True)
 class LDiversity(PrivacyModel):
     """What the three l-diversities share: the parameter ``l`` (a field of each: recursive (c, l)
@@ -43,6 +37,24 @@ class LDiversity(PrivacyModel):
     parameter: ClassVar[str] = "l_diversity"
     monotone_generalization: ClassVar[bool] = True
     monotone_suppression: ClassVar[bool] = False
+    field_types: ClassVar[tuple[type, ...]]  # of the dataclass fields, in the order the syntax gives them
+
+    @classmethod
+    def from_spec(cls, spec: str):
+        """``keyword:F1[:F2]`` as in :attr:`syntax`, each field of its type; None for another form."""
+        keyword, *values = [p.strip() for p in str(spec).split(":")]
+        if keyword != cls.syntax.split(":")[0] or len(values) != len(cls.field_types):
+            return None
+        try:
+            return cls(*(kind(v) for kind, v in zip(cls.field_types, values, strict=True)))
+        except ValueError:
+            return None
+
+    def spec(self) -> str:
+        return ":".join([self.syntax.split(":")[0], *(repr(getattr(self, f.name)) for f in fields(self))])
+
+    def kernel_code(self) -> KernelCode:
+        return KernelCode(self.kind, **{f.name: float(getattr(self, f.name)) for f in fields(self)})
 
     def check(self, n_values: int, attribute: str):
         if not self.l >= 1:
@@ -67,26 +79,13 @@ class DistinctLDiversity(LDiversity):
     syntax: ClassVar[str] = "distinct:L"
     example: ClassVar[str] = "distinct:3"
     kind: ClassVar[int] = 0
-
-    @classmethod
-    def from_spec(cls, spec: str):
-        fields = _fields(spec, "distinct", 1)
-        try:
-            return cls(int(fields[0])) if fields else None
-        except ValueError:
-            return None
-
-    def spec(self) -> str:
-        return f"distinct:{self.l}"
+    field_types: ClassVar[tuple[type, ...]] = (int,)
 
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return (counts > 0).sum(axis=1).astype(float)
 
     def describe(self) -> str:
         return f"distinct {self.l}-diversity"
-
-    def kernel_code(self) -> KernelCode:
-        return KernelCode(self.kind, l=float(self.l))
 
 
 @dataclass(frozen=True)
@@ -97,17 +96,7 @@ class EntropyLDiversity(LDiversity):
     syntax: ClassVar[str] = "entropy:L"
     example: ClassVar[str] = "entropy:3"
     kind: ClassVar[int] = 1
-
-    @classmethod
-    def from_spec(cls, spec: str):
-        fields = _fields(spec, "entropy", 1)
-        try:
-            return cls(float(fields[0])) if fields else None
-        except ValueError:
-            return None
-
-    def spec(self) -> str:
-        return f"entropy:{self.l!r}"
+    field_types: ClassVar[tuple[type, ...]] = (float,)
 
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return np.exp(entropy(counts))  # the class's "effective l"
@@ -117,9 +106,6 @@ class EntropyLDiversity(LDiversity):
 
     def describe(self) -> str:
         return f"entropy {self.l:g}-diversity"
-
-    def kernel_code(self) -> KernelCode:
-        return KernelCode(self.kind, l=float(self.l))
 
 
 @dataclass(frozen=True)
@@ -131,17 +117,7 @@ class RecursiveCLDiversity(LDiversity):
     syntax: ClassVar[str] = "recursive:C:L"
     example: ClassVar[str] = "recursive:3:2"
     kind: ClassVar[int] = 2
-
-    @classmethod
-    def from_spec(cls, spec: str):
-        fields = _fields(spec, "recursive", 2)
-        try:
-            return cls(float(fields[0]), int(fields[1])) if fields else None
-        except ValueError:
-            return None
-
-    def spec(self) -> str:
-        return f"recursive:{self.c!r}:{self.l}"
+    field_types: ClassVar[tuple[type, ...]] = (float, int)
 
     def check(self, n_values: int, attribute: str):
         super().check(n_values, attribute)
@@ -161,6 +137,3 @@ class RecursiveCLDiversity(LDiversity):
 
     def describe(self) -> str:
         return f"recursive ({self.c:g}, {self.l})-diversity"
-
-    def kernel_code(self) -> KernelCode:
-        return KernelCode(self.kind, l=float(self.l), c=float(self.c))

@@ -41,7 +41,7 @@ MODEL_STRATEGIES = ("auto", "numba", "numpy")
 
 def build_model_profile(
     dataset: Dataset,
-    sensitive: SensitiveFrequency,
+    sensitive_frequency: SensitiveFrequency,
     models: Sequence[PrivacyModel],
     *,
     strategy: str = "auto",
@@ -52,21 +52,21 @@ def build_model_profile(
 ) -> LatticeProfile:
     """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
 
-    ``models`` are bound to ``sensitive`` and checked first (as by
+    ``models`` are bound to ``sensitive_frequency`` and checked first (as by
     :func:`~microrelease.core.models.sensitive.prepare_models`).
     ``strategy``: ``"numba"`` (compiled roll-up, the default when the QI codes pack into 62 bits) or
     ``"numpy"`` (the same walk in numpy; the oracle, and the fallback for wider codes).
     ``progress``, ``should_stop``, ``workers``, ``memory_budget``: as for
     :func:`~microrelease.core.lattice.profile.build_profile` (cancelling raises :class:`Cancelled`).
     """
-    models = tuple(m.bind(sensitive).check(len(sensitive.labels), repr(sensitive.attribute)) for m in models)
+    models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {MODEL_STRATEGIES}. Got {strategy!r}.")
     lattice = dataset.lattice
-    table = sensitive.table_counts
-    one_hot = np.zeros((len(sensitive.values), len(sensitive.labels)))
-    one_hot[np.arange(len(sensitive.values)), sensitive.values] = sensitive.counts
-    codes, counts = merge_classes(sensitive.codes.astype(np.int64), one_hot,
+    table = sensitive_frequency.table_counts
+    one_hot = np.zeros((len(sensitive_frequency.values), len(sensitive_frequency.labels)))
+    one_hot[np.arange(len(sensitive_frequency.values)), sensitive_frequency.values] = sensitive_frequency.counts
+    codes, counts = merge_classes(sensitive_frequency.codes.astype(np.int64), one_hot,
                                   [h.level_size(0) for h in dataset.hierarchies])
     spec = key_spec(dataset.hierarchies)
     if strategy != "numpy" and spec is not None:
@@ -90,7 +90,7 @@ def build_model_profile(
         failing[ids] = rows
         failing_by[:, ids] = rows_by
     failing.setflags(write=False)
-    profile = assemble_profile(lattice, int(sensitive.counts.sum()), pieces, name)
+    profile = assemble_profile(lattice, int(sensitive_frequency.counts.sum()), pieces, name)
     return dataclasses.replace(profile, failing_rows=failing, models=models,
                                failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(models)},
                                _stats_cache={})
@@ -107,7 +107,7 @@ def _kernel_arrays(models: Sequence[PrivacyModel]) -> tuple:
             np.array([c.c for c in codes], float), np.array([c.t for c in codes], float), *ground)
 
 
-def explain_node(dataset: Dataset, sensitive: SensitiveFrequency, node: Sequence[int], models: Sequence[PrivacyModel],
+def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node: Sequence[int], models: Sequence[PrivacyModel],
                  *, k: int = 1) -> pd.DataFrame:
     """The classes of ``node`` that fail a model: generalized QI values, size, the failing models,
     each model's statistic (distinct values, effective l, r₁/tail ratio or EMD to the table's
@@ -116,7 +116,7 @@ def explain_node(dataset: Dataset, sensitive: SensitiveFrequency, node: Sequence
     freq = dataset.frequency
     sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     row_class = tuple_class[freq.row_tuple]
-    counts = sensitive.class_counts(row_class, len(sizes))
+    counts = sensitive_frequency.class_counts(row_class, len(sizes))
     first_row = np.full(len(sizes), -1)
     first_row[row_class[::-1]] = np.arange(len(row_class))[::-1]
     level = generalize_codes(dataset.hierarchies, dataset.codes[first_row], node)
@@ -126,13 +126,13 @@ def explain_node(dataset: Dataset, sensitive: SensitiveFrequency, node: Sequence
     frame["size"] = sizes
     failing = [[] for _ in sizes]
     for model in models:
-        frame[model.describe()] = np.round(model.statistic(counts, sensitive.table_counts), 4)
-        for i in np.flatnonzero(~model.passes(counts, sensitive.table_counts)):
+        frame[model.describe()] = np.round(model.statistic(counts, sensitive_frequency.table_counts), 4)
+        for i in np.flatnonzero(~model.passes(counts, sensitive_frequency.table_counts)):
             failing[i].append(model.describe())
     for i in np.flatnonzero(sizes < k):
         failing[i].append(f"smaller than k={k}")
     frame["fails"] = ["; ".join(f) for f in failing]
-    labels = sensitive.labels
+    labels = sensitive_frequency.labels
     frame["distribution"] = [", ".join(f"{labels[j]}: {int(c)}" for j, c in enumerate(row) if c) for row in counts]
     frame = frame[frame["fails"] != ""]
     return frame.sort_values("size", ascending=False, kind="stable").reset_index(drop=True)

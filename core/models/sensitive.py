@@ -114,7 +114,7 @@ def _sensitive_frequency(dataset: Dataset, attribute: str, hierarchy: Hierarchy 
 class PreparedModels(NamedTuple):
     """The sensitive attribute's frequency and the models bound to it and checked."""
 
-    sensitive: SensitiveFrequency
+    sensitive_frequency: SensitiveFrequency
     models: tuple[PrivacyModel, ...]
 
 
@@ -144,6 +144,6 @@ def prepare_models(
         hierarchy = find_hierarchy_file(dataset.hierarchy_dir, attribute)
     if isinstance(hierarchy, str | Path):
         hierarchy = read_arx(hierarchy, attribute)
-    sensitive = sensitive_frequency(dataset, attribute, hierarchy)
-    return PreparedModels(sensitive, tuple(m.bind(sensitive).check(len(sensitive.labels), repr(attribute))
+    frequency = sensitive_frequency(dataset, attribute, hierarchy)
+    return PreparedModels(frequency, tuple(m.bind(frequency).check(len(frequency.labels), repr(attribute))
                                            for m in models))

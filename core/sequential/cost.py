@@ -17,11 +17,14 @@ Defaults w_R = w_S = ½, w_T = 1. The alignment runs compiled (numba), one entit
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass
 
 import numba as nb
 import numpy as np
 
+from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
 
 
@@ -49,9 +52,23 @@ def ncp_matrix(h: Hierarchy) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CostWeights:
+    """w_R, w_S and the weight of a visit's time against its codes; each finite and >= 0."""
+
     relational: float = 0.5
     sequence: float = 0.5
     time: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("relational", "sequence", "time"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"The 'weight_{name}' parameter must be a real number. Got {value!r} instead.")
+            if not (math.isfinite(value) and value >= 0):
+                raise InvalidParameterError(f"The 'weight_{name}' parameter must be finite and at least 0. "
+                                            f"Got {value!r} instead.", parameter=f"weight_{name}")
+        if self.relational + self.sequence == 0:
+            raise InvalidParameterError("The 'weight_relational' and 'weight_sequence' parameters are both 0: "
+                                        "F would rank every pair of entities the same", parameter="weight_relational")
 
 
 @nb.njit(cache=True, nogil=True)

@@ -3,7 +3,7 @@
 - :func:`check_release`: for every released entity, how many entities share its full relational QI
   values *and* its whole sequence of visits (times and codes, in order). k-anonymity over both parts
   holds when the smallest count is >= k. Computed from the output tables only, by grouping text.
-- :func:`linkage_attack`: an attacker holds a person's original relational QIs and m of their codes
+- :func:`subsequence_attack`: an attacker holds a person's original relational QIs and m of their codes
   in order (a random sub-sequence). A released entity is a candidate when each released QI value
   generalizes the person's value and its released code sequence contains the m codes, in order,
   each generalized (an ancestor or equal). The attacker picks one candidate at random: success has
@@ -57,7 +57,7 @@ def _contains(released: list[str], pattern: list[int], anc: list[set[str]]) -> b
     return i == len(pattern)
 
 
-def linkage_attack(data: SequentialData, entities: pd.DataFrame, events: pd.DataFrame, pseudonym: np.ndarray,
+def subsequence_attack(data: SequentialData, entities: pd.DataFrame, events: pd.DataFrame, pseudonym: np.ndarray,
                    *, m: int = 2, sample: int | None = 500, rng=0) -> float:
     """Mean success probability of the attack (see the module docstring) over a seeded sample."""
     generator = check_rng(rng)

@@ -20,7 +20,7 @@ from microrelease.core.release.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
-from microrelease.core.sequential.guarantee import check_release, linkage_attack
+from microrelease.core.sequential.guarantee import check_release, subsequence_attack
 from microrelease.core.sequential.model import SequentialData
 from microrelease.core.validation import check_k
 
@@ -79,7 +79,7 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
         ]
         found = {f"entities.csv:{c}": v for c, v in formula_cells(ents).items()}
         found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
-        attack = linkage_attack(data, ents, evs, release.pseudonym, m=attack_m)
+        attack = subsequence_attack(data, ents, evs, release.pseudonym, m=attack_m)
         verified = with_formula_check(checks, found, escape, [*ents.columns, *evs.columns])
         attack_facts = {"attack": {"codes_known": attack_m, "success_rate": round(attack, 6),
                                    "bound_1_over_k": 1 / release.k},

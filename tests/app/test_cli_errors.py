@@ -156,3 +156,25 @@ def test_only_microrelease_errors_become_status_2_anything_else_is_a_bug(monkeyp
     with pytest.raises(ValueError, match="a bug"):  # the traceback surfaces instead of one polite line
         main(["check", "--sample", "samarati", "--k", "2"])
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--w-relational", "-1"), ("--w-time", "nan"), ("--w-sequence", "inf")])
+def test_a_bad_cost_weight_names_its_flag(tmp_path, capsys, flag, value):
+    from microrelease.core.data.samples import sample_data_folder
+
+    h = sample_data_folder("hospital")
+    code, _, err = run(capsys, "sequential", str(h / "patients.csv"), str(h / "visits.csv"), "--entity-id", "patient_id",
+                       "--qi", "age,sex,zip", "--identifier", "name", "--sequence-key", "visit_id", "--order-by", "day",
+                       "--code", "code", "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"),
+                       "--hierarchy-dir", str(h), "--k", "5", "-o", str(tmp_path / "out"), flag, value)
+    name = "weight_" + flag.removeprefix("--w-")
+    assert code == 2 and err.startswith(f"microrelease: error: {flag}: The '{name}' parameter must be finite and at least 0")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_bad_k_of_one_attribute_names_the_k_per_attribute_flag(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("a,s\n" + "".join(f"{i},{i * 7 % 5}\n" for i in range(10)))
+    code, _, err = run(capsys, "microaggregate", str(tmp_path / "d.csv"), "--qi", "a", "--confidential", "s", "--k", "2",
+                       "--method", "ir-swap", "--k-per-attribute", "s=0", "-o", str(tmp_path / "o.csv"))
+    assert code == 2 and err.startswith("microrelease: error: --k-per-attribute: The \"k_per_attribute['s']\" "
+                                        "parameter must be at least 1. Got 0")

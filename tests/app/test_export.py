@@ -35,7 +35,7 @@ def _reset_panel_state():
 @pytest.fixture
 def adult_t(adult, adult_profile):
     e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
-    e.sensitive, e.ground, e.t = "salary-class", "ordered", 0.2
+    e.sensitive_attribute, e.ground, e.t = "salary-class", "ordered", 0.2
     assert not e.message and [m.describe() for m in e.profile.models] == [T_MODEL]
     return e
 
@@ -91,7 +91,7 @@ def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
     export = ExportState(explorer=e)
     spec = export.spec()
     assert (spec.chosen_by, spec.policy, spec.weights) == ("node", None, None)
-    assert spec.sensitive is e.applied_sensitive and spec.models == e.applied_models
+    assert spec.sensitive_frequency is e.applied_frequency and spec.models == e.applied_models
     assert spec.max_sup == MAX_SUP and spec.k == 5
     report = json.loads(export.files()[1])
     assert report["parameters"]["chosen_by"] == "node" and report["parameters"]["privacy_models"] == [T_MODEL]
@@ -102,7 +102,7 @@ def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
 
 def test_distinct_2_diversity_holds_in_every_exported_class(adult, adult_profile):
     e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
-    e.sensitive, e.l_kind, e.l = "salary-class", "distinct", 2
+    e.sensitive_attribute, e.l_kind, e.l = "salary-class", "distinct", 2
     assert [m.describe() for m in e.profile.models] == ["distinct 2-diversity"]
     csv, report = ExportState(explorer=e).files()
     table = read(csv)

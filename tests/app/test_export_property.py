@@ -133,7 +133,7 @@ def test_dashboard_export_and_cli_release_write_the_same_release(example, data):
         e = Explorer(dataset, k=case.k, max_sup=case.max_sup)
         if model is not None:
             kind, x = model
-            e.param.update(sensitive=SENSITIVE, **({"l": x, "l_kind": "distinct"} if kind == "distinct" else
+            e.param.update(sensitive_attribute=SENSITIVE, **({"l": x, "l_kind": "distinct"} if kind == "distinct" else
                                                    {"t": x, "ground": "equal"}))
             assert not e.message.startswith("Privacy models not applied"), e.message
         satisfying = [int(i) for i in e.answer.satisfying.nonzero()[0]]

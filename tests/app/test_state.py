@@ -219,8 +219,8 @@ def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures
     adult = sample("adult")
     ds = load_dataset(adult.path, qi=["sex", "age", "race", "education"], hierarchy_dir=adult.folder)
     e = Explorer(ds, k=5, max_sup=100)
-    assert "occupation" in e.param.sensitive.objects
-    e.sensitive, e.l_kind, e.l = "occupation", "distinct", 4
+    assert "occupation" in e.param.sensitive_attribute.objects
+    e.sensitive_attribute, e.l_kind, e.l = "occupation", "distinct", 4
     core = query(build_model_profile(ds, sensitive_frequency(ds, "occupation"), [DistinctLDiversity(4)]), 5, 100)
     assert e.k_minimal_vectors() == [list(n.vector) for n in core.k_minimal_nodes()]
     status = e.status()

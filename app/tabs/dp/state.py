@@ -16,7 +16,13 @@ from microrelease.core.dp.prior import PriorRefinement, normal_prior
 from microrelease.core.micro.information_loss import information_loss
 
 CURVE_EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-RELEASE_CASES = (("laplace", None), ("staircase", None), ("insensitive-mdav", 200), ("ir-mdav", 100))
+RELEASE_CASES = (("record-noise", "laplace", None), ("record-noise", "staircase", None),
+                 ("insensitive-mdav", "laplace", 200), ("ir-mdav", "laplace", 100))
+
+
+def case_label(method: str, noise: str, k: int | None) -> str:
+    """The baselines by their noise, the microaggregation methods by their k."""
+    return f"{method} ({noise})" if k is None else f"{method} k={k}"
 
 
 @computed_once(maxsize=2)
@@ -28,12 +34,12 @@ def release_curves(seeds: int = 3) -> pd.DataFrame:
     rows = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        for method, k in RELEASE_CASES:
+        for method, noise, k in RELEASE_CASES:
             for epsilon in CURVE_EPSILONS:
                 losses = [information_loss(table, dp_release(table, attributes, bounds=sample.bounds_dict,
-                                                             epsilon=epsilon, method=method, k=k, rng=s).released,
+                                                             epsilon=epsilon, method=method, noise=noise, k=k, rng=s).released,
                                            attributes).sse_sst for s in range(seeds)]
-                rows.append({"method": method + (f" k={k}" if k else ""), "epsilon": epsilon,
+                rows.append({"method": case_label(method, noise, k), "epsilon": epsilon,
                              "sse_sst": float(np.mean(losses))})
     return pd.DataFrame(rows)
 

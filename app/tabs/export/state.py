@@ -26,7 +26,7 @@ REPORT = "release.report.json"
 
 def decision_key(spec: NodeRelease, escape: bool) -> tuple:
     """What makes two writes the same release (the table and the sensitive frequency by identity)."""
-    return (id(spec.data), tuple(spec.node), spec.k, spec.max_sup, id(spec.sensitive),
+    return (id(spec.data), tuple(spec.node), spec.k, spec.max_sup, id(spec.sensitive_frequency),
             tuple(m.describe() for m in spec.models), spec.chosen_by, spec.policy,
             tuple(sorted((spec.weights or {}).items())), bool(escape))
 
@@ -59,12 +59,12 @@ class ExportState(param.Parameterized):
         if e.dataset is None or e.answer is None:
             raise NoSolutionError("no data loaded: nothing to release")
         node = e.selected if node is None else node
-        data, k, max_sup, sensitive, models = e.dataset, e.k, e.max_sup, e.applied_sensitive, e.applied_models
+        data, k, max_sup, frequency, models = e.dataset, e.k, e.max_sup, e.applied_frequency, e.applied_models
         if node is not None:
-            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, sensitive, models)
+            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, frequency, models)
         if e.preferred is None:
             raise NoSolutionError(e.message or f"no node satisfies k={k} with MaxSup={max_sup}")
-        return NodeRelease(data, e.lattice.node(e.preferred), k, max_sup, sensitive, models,
+        return NodeRelease(data, e.lattice.node(e.preferred), k, max_sup, frequency, models,
                            f"policy {e.policy}", e.policy,
                            dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None)
 

@@ -47,7 +47,7 @@ class ExportView(pn.viewable.Viewer):
         models = ", ".join(m.describe() for m in spec.models)
         self.note.object = (
             f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {spec.k}, MaxSup = "
-            f"{spec.max_sup} rows" + (f", {models} on {spec.sensitive.attribute}" if models else "")
+            f"{spec.max_sup} rows" + (f", {models} on {spec.sensitive_frequency.attribute}" if models else "")
             + ". The file is read back and re-checked before it is offered; its report gives the same counts.")
         c = s.counts()
         why = c["suppressed_by_reason"]

@@ -17,7 +17,7 @@ from microrelease.app.downloads import written_bytes
 from microrelease.app.shared import computed_once
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
 from microrelease.core.micro.information_loss import information_loss
-from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.microaggregation import METHODS, Microaggregation, microaggregate
 from microrelease.core.micro.release import write_microaggregation
 
@@ -41,7 +41,7 @@ def measure(name: str, method: str, k: int) -> tuple[Microaggregation, dict]:
     result = microaggregate(table, qi=s.qi, confidential=s.confidential, k=k, method=method,
                             identifiers=s.identifiers, rng=SEED)
     loss = information_loss(table, result.released, [*s.qi, *s.confidential])
-    risk = linkage_attack(table, result.released, s.qi, s.confidential, k=k, sample=2000)
+    risk = record_linkage(table, result.released, s.qi, s.confidential, k=k, sample=2000)
     return result, {"method": method, "k": k, "sse_sst": loss.sse_sst, "linkage": risk.reidentified,
                     "learned": risk.confidential_learned, "bound": 1.0 / k}
 

@@ -11,7 +11,7 @@ import param
 
 from microrelease.app.shared import computed_once
 from microrelease.core.data.samples import sample_data_folder
-from microrelease.core.sequential.guarantee import check_release, linkage_attack
+from microrelease.core.sequential.guarantee import check_release, subsequence_attack
 from microrelease.core.sequential.model import SequentialData, load_sequential
 from microrelease.core.sequential.release import anonymize_sequential
 
@@ -34,7 +34,7 @@ def hospital() -> SequentialData:
 def release_for(k: int, relational_only: bool):
     data = hospital()
     release = anonymize_sequential(data, k, relational_only=relational_only)
-    attack = linkage_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=300)
+    attack = subsequence_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=300)
     shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,
                            sequence_key="visit_id", order_by="day", code="code")
     return release, attack, int(shared.min())

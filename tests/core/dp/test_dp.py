@@ -114,7 +114,7 @@ BOUNDS = {"AGI": (0, 1e5), "FICA": (0, 1e4)}
 
 def test_dp_releases_add_the_documented_noise():
     table = census()
-    base = dp_release(table, ["AGI", "FICA"], bounds=BOUNDS, epsilon=1.0, method="laplace", rng=0)
+    base = dp_release(table, ["AGI", "FICA"], bounds=BOUNDS, epsilon=1.0, method="record-noise", rng=0)
     assert base.noise_scale == {"AGI": 2e5, "FICA": 2e4}  # sensitivity Δ, budget ε/2 each
     ir = dp_release(table, ["AGI", "FICA"], bounds=BOUNDS, epsilon=1e9, method="ir-mdav", k=10, rng=0)
     assert ir.sensitivity == {"AGI": 1e4, "FICA": 1e3}  # Δ/k
@@ -128,6 +128,27 @@ def test_dp_releases_add_the_documented_noise():
     assert ins.released["AGI"].nunique() == len(table) // 100
 
 
+@pytest.mark.parametrize("method, k", [("record-noise", None), ("ir-mdav", 50), ("insensitive-mdav", 200)])
+def test_every_method_uses_the_noise_it_is_given(method, k):
+    """The mechanism is one parameter for every method (no method name overrides it)."""
+    table = census()
+    released = {}
+    for mechanism in ("laplace", "staircase"):
+        r = dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method=method, noise=mechanism, k=k, rng=3)
+        assert r.noise == mechanism and r.to_dict()["noise"] == mechanism
+        released[mechanism] = r.released["AGI"].to_numpy()
+    assert not np.allclose(released["laplace"], released["staircase"])  # same seed, other mechanism
+    with pytest.raises(InvalidParameterError, match="'noise' parameter must be one of") as caught:
+        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method=method, noise="gauss", k=k)
+    assert caught.value.parameter == "noise"
+
+
+def test_a_huge_epsilon_gives_almost_no_noise_for_every_mechanism():
+    for mechanism in ("laplace", "staircase"):
+        r = dp_release(census(), ["AGI"], bounds=BOUNDS, epsilon=1e12, method="record-noise", noise=mechanism, rng=0)
+        assert np.allclose(r.released["AGI"], census()["AGI"].clip(*BOUNDS["AGI"]), atol=1e-3)
+
+
 def test_bad_dp_input_is_named_or_documented():
     table = census()
     with pytest.raises(InvalidParameterError, match=r"no declared bounds for \['FICA'\]"):
@@ -139,7 +160,7 @@ def test_bad_dp_input_is_named_or_documented():
     with pytest.raises(InvalidParameterError, match="at most the number of rows"):
         dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1, method="ir-mdav", k=5000)
     with pytest.warns(PrivacyWarning, match="clamped"):
-        r = dp_release(table, ["AGI"], bounds={"AGI": (0, 50_000)}, epsilon=1, method="laplace", rng=0)
+        r = dp_release(table, ["AGI"], bounds={"AGI": (0, 50_000)}, epsilon=1, method="record-noise", rng=0)
     assert r.clamped == {"AGI": int((table["AGI"] > 50_000).sum())} and r.clamped["AGI"] > 0
 
 
@@ -175,16 +196,16 @@ def test_gauge_staircase_beats_per_coordinate_laplace_on_a_box():
     assert table.loc["L1 ball", "ratio"] >= 0.999  # never worse than Laplace on the L1 ball
 
 
-# --- t-closeness route ----------------------------------------------------------------------------
+# --- ratio closeness (the route from t-closeness to DP) -------------------------------------------------------------
 
 def test_t_closeness_route_reaches_the_epsilon_it_promises_with_true_confidential_values():
     from microrelease.core.data.samples import microdata_sample
-    from microrelease.core.dp.tcloseness_route import t_closeness_route
+    from microrelease.core.dp.ratio_closeness import ratio_closeness_release
 
     s = microdata_sample("census")
     table = census()
     for epsilon in (2.0, 4.0):
-        r = t_closeness_route(table, list(s.qi)[:3], "PEARNVAL", epsilon=epsilon, bounds=(0, 1e5), k=5, bins=2)
+        r = ratio_closeness_release(table, list(s.qi)[:3], "PEARNVAL", epsilon=epsilon, bounds=(0, 1e5), k=5, bins=2)
         assert r.epsilon_achieved <= epsilon + 1e-9 and r.class_sizes.min() >= 5
         assert r.released["PEARNVAL"].equals(table["PEARNVAL"])  # truthful
         # every class holds each bin in a proportion within exp(ε/2) of the table's, recomputed here

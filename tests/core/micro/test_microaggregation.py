@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from microrelease.core import DataError, InvalidParameterError
 from microrelease.core.data.samples import microdata_sample
 from microrelease.core.micro.information_loss import information_loss
-from microrelease.core.micro.linkage import linkage_attack
+from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.microaggregation import (
     Standardizer,
     mdav_groups,
@@ -112,18 +112,18 @@ def test_linkage_on_census_stays_near_one_over_k(method, k):
     sample = microdata_sample("census")
     qi, conf = list(sample.qi), list(sample.confidential)
     result = microaggregate(CENSUS, qi=qi, confidential=conf, k=k, method=method, rng=11)
-    risk = linkage_attack(CENSUS, result.released, qi, conf, k=k)
+    risk = record_linkage(CENSUS, result.released, qi, conf, k=k)
     n = len(CENSUS)
     slack = 3 * np.sqrt((1 / k) * (1 - 1 / k) / n)  # three standard errors of a share of n records
     assert risk.reidentified <= 1 / k + slack
-    assert linkage_attack(CENSUS, CENSUS, qi, conf, k=1).reidentified == 1.0
+    assert record_linkage(CENSUS, CENSUS, qi, conf, k=1).reidentified == 1.0
 
 
 def test_ir_swap_guesses_distinct_values_right_about_one_time_in_k():
     rng = np.random.default_rng(0)
     table = pd.DataFrame({"q": rng.normal(size=2000), "secret": rng.permutation(2000).astype(float)})
     result = microaggregate(table, qi=["q"], confidential=["secret"], k=5, method="ir-swap", rng=1)
-    risk = linkage_attack(table, result.released, ["q"], ["secret"], k=5)
+    risk = record_linkage(table, result.released, ["q"], ["secret"], k=5)
     assert risk.reidentified == 1.0  # the QIs are released as they are
     assert abs(risk.confidential_learned - 1 / 5) < 3 * np.sqrt(0.2 * 0.8 / 2000)
 

@@ -134,7 +134,7 @@ def test_prepare_models_reads_the_sensitive_hierarchy_only_when_needed(tmp_path)
     ds = load_dataset(TABLE, qi=["zip"], hierarchies={"zip": ZIP}, sensitive=["secret"])
     plain = prepare_models(ds, "secret", {"l_diversity": "distinct:2", "t_closeness": "0.4"},
                            hierarchy=tmp_path / "secret.csv")
-    assert plain.sensitive.hierarchy is None and [type(m).__name__ for m in plain.models] == \
+    assert plain.sensitive_frequency.hierarchy is None and [type(m).__name__ for m in plain.models] == \
         ["DistinctLDiversity", "TCloseness"]
     for given in (tmp_path / "secret.csv", str(tmp_path / "secret.csv"), SECRET):
         sensitive, (model,) = prepare_models(ds, "secret", {"t_closeness": "0.4:hierarchical"}, hierarchy=given)
@@ -172,8 +172,8 @@ def test_the_sensitive_frequency_is_computed_once_per_dataset_and_attribute(monk
     real = sensitive_module.as_text
     monkeypatch.setattr(sensitive_module, "as_text", lambda column: calls.append(column.name) or real(column))
     ds = small_dataset()
-    first = prepare_models(ds, "secret", {"l_diversity": "distinct:2"}).sensitive
-    assert prepare_models(ds, "secret", {"t_closeness": "0.5"}).sensitive is first
+    first = prepare_models(ds, "secret", {"l_diversity": "distinct:2"}).sensitive_frequency
+    assert prepare_models(ds, "secret", {"t_closeness": "0.5"}).sensitive_frequency is first
     assert sensitive_frequency(ds, "secret") is first and calls == ["secret"]
     other = small_dataset()  # another table: its own frequency
     assert sensitive_frequency(other, "secret") is not first and calls == ["secret", "secret"]

@@ -95,7 +95,7 @@ def test_read_back_check_catches_a_class_that_fails_a_model(tmp_path, monkeypatc
     ds = people()
     monkeypatch.setattr(release_module, "node_suppression", forgets_the_model)
     with pytest.raises(VerificationError, match="distinct 2-diversity: 6 classes fail"):
-        write_release(ds, (0, 0), 1, tmp_path / "r.csv", sensitive=sensitive_frequency(ds, "diagnosis"),
+        write_release(ds, (0, 0), 1, tmp_path / "r.csv", sensitive_frequency=sensitive_frequency(ds, "diagnosis"),
                       models=[DistinctLDiversity(2)])
     assert list(tmp_path.iterdir()) == []
 

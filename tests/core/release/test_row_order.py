@@ -88,11 +88,11 @@ def test_microaggregated_releases_are_shuffled(sorted_by_age, method, tmp_path):
     assert_order_carries_nothing(written, ["age"])
 
 
-@pytest.mark.parametrize("method", ["laplace", "ir-mdav", "insensitive-mdav"])
+@pytest.mark.parametrize("method", ["record-noise", "ir-mdav", "insensitive-mdav"])
 def test_dp_releases_are_shuffled(sorted_by_age, method, tmp_path):
     numeric = sorted_by_age
     release = dp_release(numeric, ["age"], bounds={"age": (0, 100)}, epsilon=1.0, method=method,
-                         k=None if method == "laplace" else 200)
+                         k=None if method == "record-noise" else 200)
     out = tmp_path / "dp.csv"
     write_dp_release(release, numeric, out)
     written = pd.read_csv(out, dtype=str, keep_default_na=False)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from microrelease.core import CoverageError, DataError, Hierarchy, InvalidParameterError
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.cost import CostModel, CostWeights, ncp_matrix
-from microrelease.core.sequential.guarantee import check_release, linkage_attack
+from microrelease.core.sequential.guarantee import check_release, subsequence_attack
 from microrelease.core.sequential.model import load_sequential
 from microrelease.core.sequential.release import anonymize_sequential
 
@@ -48,11 +48,11 @@ def test_hospital_release_shares_both_parts_with_k_and_defeats_the_attack(k, eve
     data = hospital(every)
     both = anonymize_sequential(data, k)
     assert check(data, both).min() >= k
-    attack = linkage_attack(data, both.entities, both.events, both.pseudonym, m=2, sample=500)
+    attack = subsequence_attack(data, both.entities, both.events, both.pseudonym, m=2, sample=500)
     assert attack <= 1 / k + 3 * np.sqrt((1 / k) * (1 - 1 / k) / 500)
     assert 0 < both.relational_loss < 1 and 0 < both.sequence_loss <= 1
     relational_only = anonymize_sequential(data, k, relational_only=True)
-    baseline = linkage_attack(data, relational_only.entities, relational_only.events, relational_only.pseudonym,
+    baseline = subsequence_attack(data, relational_only.entities, relational_only.events, relational_only.pseudonym,
                               m=2, sample=500)
     assert baseline > 2 * attack + 0.1  # sequences single people out when only the relational part is protected
 

@@ -5,8 +5,9 @@ the QIs reveal about them.
 The confidential attribute is cut into bins fixed in advance by its declared bounds (equal widths;
 never data-derived). A partition of the records into classes is *t-close in the multiplicative
 sense* when in every class C and for every bin v, 1/t ≤ p_C(v)/p(v) ≤ t (p the whole table's
-distribution). Then learning a person's class (from their QIs) changes the odds of any bin by at
-most t; with t = exp(ε/2) the release of the confidential attribute is ε-differentially private
+distribution); called *ratio closeness* here, so that "t-closeness" keeps one meaning in this
+package: Li et al.'s EMD bound (:mod:`microrelease.core.models.t_closeness`). Then learning a
+person's class (from their QIs) changes the odds of any bin by at most t; with t = exp(ε/2) the release of the confidential attribute is ε-differentially private
 with respect to that knowledge (the paper's equivalence). A bin present in the table but absent
 from a class gives an infinite ratio, so classes must be large and mixed.
 
@@ -35,7 +36,7 @@ from microrelease.core.validation import check_int, check_k
 NEIGHBOURS = 8  # classes considered for each merge
 
 @dataclass(frozen=True, eq=False)
-class TClosenessRelease:
+class RatioClosenessRelease:
     released: pd.DataFrame
     classes: np.ndarray  # class of every record
     epsilon_target: float
@@ -61,8 +62,8 @@ def _log_ratios(bins: np.ndarray, classes: np.ndarray, n_bins: int) -> np.ndarra
         return np.abs(np.log(p_class / p_table)).max(axis=1)
 
 
-def t_closeness_route(table: pd.DataFrame, qi: Sequence[str], confidential: str, *, epsilon: float,
-                      bounds: tuple[float, float], k: int, bins: int = 4) -> TClosenessRelease:
+def ratio_closeness_release(table: pd.DataFrame, qi: Sequence[str], confidential: str, *, epsilon: float,
+                      bounds: tuple[float, float], k: int, bins: int = 4) -> RatioClosenessRelease:
     """Build the partition (see the module docstring) and release QI centroids with true values."""
     epsilon = check_epsilon(epsilon)
     bins = check_int(bins, "bins", low=1)
@@ -107,4 +108,4 @@ def t_closeness_route(table: pd.DataFrame, qi: Sequence[str], confidential: str,
     for j, name in enumerate(qi):
         released[name] = centroids[classes, j]
     loss = information_loss(table, released, qi).sse_sst
-    return TClosenessRelease(released, classes, epsilon, achieved, math.exp(epsilon / 2), loss)
+    return RatioClosenessRelease(released, classes, epsilon, achieved, math.exp(epsilon / 2), loss)

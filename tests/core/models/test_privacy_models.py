@@ -181,7 +181,7 @@ def test_model_profile_matches_brute_force_is_monotone_and_releases_only_passing
         assert np.all(profile.failing_rows[dst] <= profile.failing_rows[src])
     # every class that a release keeps satisfies k and the model (checked with the plain definitions)
     v = all_nodes(case.heights)[-1 if len(secrets) % 2 else 0]
-    released = generalize(ds, v, case.k, sensitive=sf, models=[model]).released
+    released = generalize(ds, v, case.k, sensitive_frequency=sf, models=[model]).released
     for _, values in released.groupby(case.names)["secret"]:
         assert len(values) >= case.k and brute_passes(model, list(values), secrets, order)
     # the k-minimal set is exact: satisfying, and no satisfying node anywhere below
@@ -233,7 +233,7 @@ def test_release_under_a_model_suppresses_what_the_profile_says_and_rechecks_it(
     models = [EntropyLDiversity(3)]
     answer = query(build_model_profile(ds, sf, models), 5, "1%")
     best = answer.preferred()
-    report = write_release(ds, best.vector, 5, tmp_path / "out.csv", max_sup=answer.max_sup, sensitive=sf,
+    report = write_release(ds, best.vector, 5, tmp_path / "out.csv", max_sup=answer.max_sup, sensitive_frequency=sf,
                            models=models).data
     assert report["counts"]["suppressed_rows"] == best.suppressed == report["metrics"]["suppressed"] and report["parameters"]["privacy_models"]
     back = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
