@@ -12,6 +12,8 @@ notebook::
 
 from __future__ import annotations
 
+import errno
+import socket
 import threading
 from functools import lru_cache
 
@@ -27,7 +29,7 @@ from microrelease.app.tabs.lattice.view import LatticeView
 from microrelease.app.tabs.registry import TABS, TabContext
 from microrelease.app.tabs.tradeoff.state import TradeoffState
 from microrelease.app.tabs.tradeoff.view import TradeoffView
-from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
+from microrelease.core import Dataset, InvalidParameterError, LatticeProfile, build_profile, load_sample
 from microrelease.core.data.samples import SAMPLES
 
 
@@ -100,6 +102,28 @@ def tradeoff_view(dataset: Dataset, *, k: int = 2, max_sup: int = 0, policy: str
     return TradeoffView(state=TradeoffState(explorer=_explorer(dataset, k, max_sup, policy)))
 
 
+def check_can_listen(host: str, port: int) -> None:
+    """Refuse a port out of range, an unknown host, or an address something already listens on, by
+    binding (as the server will: every address of ``host``, SO_REUSEADDR) and letting go at once."""
+    if not 1 <= port <= 65535:
+        raise InvalidParameterError(f"The 'port' parameter must be from 1 to 65535. Got {port} instead.",
+                                    parameter="port")
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InvalidParameterError(f"cannot listen on host {host!r}: {exc.strerror}", parameter="host") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRNOTAVAIL and family == socket.AF_INET6:
+                    continue  # no IPv6 here; the server skips that address of "localhost" too
+                raise InvalidParameterError(f"cannot listen on {host}:{port}: {exc.strerror} (choose another port)",
+                                            parameter="port") from None
+
+
 def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", dataset: Dataset | None = None,
           show: bool = False):
     """Serve the app (one fresh Dashboard per session); prints the URL; blocks until stopped."""
@@ -109,6 +133,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     # CDN; a privacy tool must work offline and call nobody, so point those links at this server.
     import panel.reactive
 
+    check_can_listen(host, port)  # before the URL is printed: a taken port is one line, not a traceback
     panel.reactive.CDN_DIST = f"http://{host}:{port}/static/extensions/panel/"
     print(f"microrelease dashboard: http://{host}:{port}/", flush=True)
     if dataset is None:

@@ -5,6 +5,8 @@ wheel lists every package."""
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import subprocess
 import sys
 import tomllib
@@ -73,20 +75,177 @@ def test_views_call_no_core_writer_and_start_no_thread():
     assert not offenders
 
 
-def test_readme_layout_names_every_folder_and_core_module():
+def readme_section(heading: str) -> str:
+    """The README's text under ``heading`` (a ``## `` or ``### `` line), up to the next heading of that
+    level or above."""
     readme = (ROOT / "README.md").read_text()
-    layout = readme[readme.index("## Layout"):]
-    layout = layout[:layout.index("\n## ", 1)] if "\n## " in layout[1:] else layout
+    level = heading.split(" ")[0]
+    text = readme[readme.index(f"\n{heading}\n") + 1:]
+    ends = [text.index(f"\n{h} ", 1) for h in ("#" * n for n in range(1, len(level) + 1)) if f"\n{h} " in text[1:]]
+    return text[:min(ends)] if ends else text
+
+
+def bullets(text: str) -> list[tuple[int, str]]:
+    """Each ``- `` bullet of ``text`` as (indent, its own lines up to the next bullet of any level)."""
+    found: list[tuple[int, list[str]]] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("- "):
+            found.append((len(line) - len(line.lstrip()), [line]))
+        elif found and line.strip():
+            found[-1][1].append(line)
+    return [(indent, "\n".join(lines)) for indent, lines in found]
+
+
+def folder_bullets(text: str, parent: str) -> dict[str, str]:
+    """Under the bullet that opens with `parent/`: each sub-bullet that opens with `name/`, by name, with
+    its nested bullets' text; and the parent's own text under ``""``."""
+    items, out = bullets(text), {}
+    start = next(i for i, (_, t) in enumerate(items) if t.lstrip().startswith(f"- `{parent}/`"))
+    indent = items[start][0]
+    out[""] = items[start][1]
+    current = None
+    for level, t in items[start + 1:]:
+        if level <= indent:
+            break
+        opening = t.lstrip().removeprefix("- ")
+        if level == min(lv for lv, _ in items[start + 1:] if lv > indent) and opening.startswith("`") \
+                and "/`" in opening.split()[0]:
+            current = opening[1:opening.index("/`")]
+            out[current] = t
+        elif current is not None:
+            out[current] += "\n" + t
+    return out
+
+
+def test_readme_layout_names_every_folder_and_each_core_module_in_its_folder_bullet():
+    layout = readme_section("## Layout")
     missing = []
     for top in ("core", "app"):
         for init in (ROOT / top).rglob("__init__.py"):
             folder = init.parent
             if folder != ROOT / top and f"{folder.name}/" not in layout:
                 missing.append(str(folder.relative_to(ROOT)) + "/")
+    by_folder = folder_bullets(layout, "core")
+    assert {"data", "lattice", "models", "micro", "dp"} <= set(by_folder)  # the parse sees the folder bullets
     for path in (ROOT / "core").rglob("*.py"):
-        if path.stem != "__init__" and f"`{path.stem}`" not in layout:
+        if path.stem == "__init__":
+            continue
+        parts = path.relative_to(ROOT / "core").parts
+        folder = parts[0] if len(parts) > 1 else ""  # a module at core's top is named in core's own bullet
+        if f"`{path.stem}`" not in by_folder.get(folder, ""):
             missing.append(str(path.relative_to(ROOT)))
-    assert not missing, f"README's Layout does not name: {missing}"
+    assert not missing, f"README's Layout does not name (in its folder's bullet): {missing}"
+
+
+def test_readme_folder_bullets_are_read_per_folder():
+    text = "- `core/`: `a`\n  - `x/`: `m`,\n    `n`\n    - `deep`\n  - `y/`: `o`\n- `app/`: `p`\n"
+    assert folder_bullets(text, "core") == {"": "- `core/`: `a`", "x": "  - `x/`: `m`,\n    `n`\n    - `deep`",
+                                            "y": "  - `y/`: `o`"}
+
+
+# --- the glossary: one word, one meaning -----------------------------------------------------------------
+
+OLD_NAMES = ("linkage_attack", "t_closeness_route", "TClosenessRelease")
+
+
+def core_modules() -> list[str]:
+    names = []
+    for path in sorted((ROOT / "core").rglob("*.py")):
+        module = ".".join(("microrelease", "core", *path.relative_to(ROOT / "core").with_suffix("").parts))
+        names.append(module.removesuffix(".__init__"))
+    return names
+
+
+def core_names() -> tuple[set[str], set[str]]:
+    """(every class, function, method and module-level name defined in core; every key of a core
+    registry, an upper-case module-level dict)."""
+    defined, keys = set(), set()
+    for path in (ROOT / "core").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.add(node.name)
+    for module in core_modules():
+        for name, value in vars(importlib.import_module(module)).items():
+            defined.add(name)
+            if name.isupper() and isinstance(value, dict):
+                keys.update(k for k in value if isinstance(k, str))
+    return defined, keys
+
+
+def resolves_in_core(name: str, defined: set[str], keys: set[str]) -> bool:
+    if name.startswith("microrelease."):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            return False
+        return True
+    if "." in name:  # Class.attribute: the class is core's, the attribute one of its fields or members
+        owner, attribute = name.split(".", 1)
+        for module in core_modules():
+            cls = getattr(importlib.import_module(module), owner, None)
+            if cls is not None and (hasattr(cls, attribute) or attribute in getattr(cls, "__dataclass_fields__", {})):
+                return True
+        return False
+    return name in defined or name in keys
+
+
+def test_every_code_name_of_the_glossary_exists_in_core():
+    glossary = readme_section("### One word, one meaning")
+    quoted = set(re.findall(r"`([^`\s]+)`", glossary))
+    assert {"record_linkage", "subsequence_attack", "SensitiveFrequency", "laplace", "record-noise"} <= quoted
+    defined, keys = core_names()
+    assert not resolves_in_core("linkage_attack", defined, keys)  # the lookup can say no
+    assert not sorted(name for name in quoted if not resolves_in_core(name, defined, keys))
+
+
+def test_the_old_names_are_gone_from_core_and_app():
+    from microrelease.core.dp.mechanisms import MECHANISMS
+    from microrelease.core.dp.microdata import DP_METHODS
+
+    assert "laplace" in MECHANISMS and "laplace" not in DP_METHODS  # laplace is a noise, never a method
+    laplace_method = re.compile(r"""method\s*=\s*["']laplace["']""")
+    offenders = []
+    for folder in ("core", "app"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            offenders += [f"{path.relative_to(ROOT)}: {old}" for old in OLD_NAMES if old in text]
+            offenders += [f"{path.relative_to(ROOT)}: method laplace" for _ in laplace_method.findall(text)]
+    assert not offenders
+
+
+# --- state modules: param only, no UI library, no colours, no HTML -------------------------------------------
+
+UI_LIBRARIES = {"panel", "holoviews", "bokeh"}
+COLOUR = re.compile(r"#[0-9a-fA-F]{6}\b")
+HTML_TAG = re.compile(r"</?(?:a|b|i|u|p|br|hr|em|strong|span|div|code|pre|small|sub|sup|font|img|svg|style|ul|ol|li"
+                      r"|table|thead|tbody|tr|td|th|h[1-6])(?:\s[^<>]*)?/?>", re.IGNORECASE)
+
+
+def state_modules() -> list[Path]:
+    """The tabs' and the explorer's state, and every other app module that says it is param only or free
+    of UI libraries."""
+    found = {ROOT / "app" / "explorer" / "state.py", *(ROOT / "app" / "tabs").glob("*/state.py")}
+    for path in (ROOT / "app").rglob("*.py"):
+        doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+        if "param only" in doc.split("\n\n")[0] or "no UI library" in doc.split("\n\n")[0]:
+            found.add(path)
+    return sorted(found)
+
+
+def ui_leaks(path: Path) -> set[str]:
+    text = path.read_text()
+    leaks = {m for m in imported_modules(path) if m.split(".")[0] in UI_LIBRARIES}
+    return leaks | set(COLOUR.findall(text)) | set(HTML_TAG.findall(text))
+
+
+def test_state_modules_import_no_ui_library_and_hold_no_colour_or_html(tmp_path):
+    modules = state_modules()
+    assert len([p for p in modules if p.name == "state.py"]) >= 9 and ROOT / "app" / "downloads.py" in modules
+    offenders = {str(p.relative_to(ROOT)): leaks for p in modules if (leaks := ui_leaks(p))}
+    assert not offenders
+    sample = tmp_path / "state.py"  # the scan sees each kind of leak
+    sample.write_text('import holoviews as hv\nfrom panel import pane\nC = "#1f77B4"\nT = "<b>x</b>"\nD = "<name>/"\n')
+    assert ui_leaks(sample) == {"holoviews", "panel", "#1f77B4", "<b>", "</b>"}
 
 
 def test_core_imports_no_ui_library_and_not_the_app():

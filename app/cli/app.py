@@ -6,7 +6,13 @@ import argparse
 from dataclasses import dataclass
 
 from microrelease.app.cli.lattice import load
-from microrelease.app.cli.options import TableRequest, add_table_options
+from microrelease.app.cli.options import (
+    TableRequest,
+    add_hierarchy_options,
+    add_identifier_option,
+    add_table_options,
+    port_number,
+)
 
 NAME = "app"
 HELP = "serve the dashboard (opens on the bundled adult sample)"
@@ -30,9 +36,11 @@ Request = AppRequest  # what main() parses the Namespace into, once
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_table_options(p)
+    add_table_options(p)  # the dashboard picks the sensitive attribute and the strategy itself
+    add_identifier_option(p)
+    add_hierarchy_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=5006, help="port (default 5006)")
+    p.add_argument("--port", type=port_number, default=5006, help="port (default 5006)")
     p.add_argument("--show", action="store_true", help="open a browser")
 
 

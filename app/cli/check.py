@@ -7,7 +7,8 @@ import argparse
 import json
 from dataclasses import dataclass
 
-from microrelease.app.cli.options import TableRequest, add_table_options
+from microrelease.app.cli.flags import FLAGS
+from microrelease.app.cli.options import TableRequest, add_table_options, non_negative
 from microrelease.core import check_k_anonymity, read_table
 from microrelease.core.exceptions import DataError, InvalidParameterError
 
@@ -25,7 +26,7 @@ class CheckRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> CheckRequest:
         if args.k < 1:  # every table is "0-anonymous": such a check would always pass
-            raise InvalidParameterError(f"The '--k' option must be at least 1. Got {args.k} instead.")
+            raise InvalidParameterError(f"The '{FLAGS['k']}' option must be at least 1. Got {args.k} instead.")
         return cls(TableRequest.from_args(args), args.k, args.limit, args.json)
 
 
@@ -33,9 +34,9 @@ Request = CheckRequest  # what main() parses the Namespace into, once
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_table_options(p, hierarchies=False)
+    add_table_options(p)  # only the QIs: no identifier, sensitive or hierarchy enters the check
     p.add_argument("--k", type=int, required=True)
-    p.add_argument("--limit", type=int, default=10, help="how many smallest classes to list")
+    p.add_argument("--limit", type=non_negative, default=10, help="how many smallest classes to list")
     p.add_argument("--json", action="store_true")
 
 
@@ -51,6 +52,7 @@ def run(request: CheckRequest) -> int:
         verdict = "is" if result.is_k_anonymous else "is NOT"
         print(f"{path} {verdict} {request.k}-anonymous over {', '.join(qi)} ({result.n_rows} rows, "
               f"{result.n_classes} classes)")
-        print("smallest classes:")
-        print(result.smallest_classes.to_string(index=False))
+        if request.limit:  # --limit 0: the verdict alone
+            print("smallest classes:")
+            print(result.smallest_classes.to_string(index=False))
     return 0 if result.is_k_anonymous else 1

@@ -12,6 +12,7 @@ from microrelease.core import MicroreleaseError
 
 FLAGS = {
     # the table and its columns
+    "sample": "--sample",
     "quasi_identifiers": "--qi",
     "identifiers": "--identifier",
     "sensitive": "--sensitive",
@@ -19,18 +20,23 @@ FLAGS = {
     "attributes": "--attrs",
     "hierarchies": "--hierarchy",
     "hierarchy_dir": "--hierarchy-dir",
+    "entity_id": "--entity-id",
     # the lattice question
     "k": "--k",
     "max_sup": "--max-sup",
     "policy": "--policy",
     "weights": "--weights",
     "node": "--node",
+    "strategy": "--strategy",
+    "limit": "--limit",
     # privacy models on the sensitive attribute
     "l_diversity": "--l-diversity",
     "t_closeness": "--t-closeness",
     # microaggregation and differential privacy
     "k_per_attribute": "--k-per-attribute",
     "bounds": "--bounds",
+    "method": "--method",
+    "noise": "--noise",
     "epsilon": "--epsilon",
     "rng": "--seed",
     # relational + sequential data
@@ -38,13 +44,19 @@ FLAGS = {
     "weight_sequence": "--w-sequence",
     "weight_time": "--w-time",
     # engines
+    "engine": "--engine",
     "memory_limit": "--memory-limit",
     "spill_dir": "--spill-dir",
     "threads": "--threads",
     "scheduler": "--scheduler",
     # the written release
     "force": "--force",
+    "escape": "--escape-formulas",
     "list_classes": "--list-suppressed",
+    "out_sep": "--out-sep",
+    # the dashboard's server
+    "host": "--host",
+    "port": "--port",
 }
 
 

@@ -14,21 +14,31 @@ from microrelease.app.cli.options import (
     QueryRequest,
     TableRequest,
     add_engine_options,
+    add_hierarchy_options,
+    add_identifier_option,
     add_model_options,
     add_query_options,
+    add_quiet_option,
+    add_sensitive_option,
+    add_strategy_option,
     add_table_options,
 )
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import Dataset, build_profile, load_dataset
+from microrelease.core import Dataset, MicroreleaseError, build_profile, load_dataset
 from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.models.base import PrivacyModel
-from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.profile import MODEL_STRATEGIES, build_model_profile
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 
 
 def add_lattice_options(p: argparse.ArgumentParser) -> None:
     add_table_options(p)
+    add_identifier_option(p)
+    add_sensitive_option(p)
+    add_hierarchy_options(p)
+    add_strategy_option(p)
+    add_quiet_option(p)
     add_query_options(p)
     add_engine_options(p)
     add_model_options(p)
@@ -51,6 +61,9 @@ class LatticeRequest:
         query = QueryRequest.from_args(args)
         models = ModelRequest.from_args(args)
         engine = EngineRequest.from_args(args, default="pandas" if models else "duckdb")
+        if models and args.strategy not in MODEL_STRATEGIES:  # refused, not ignored
+            raise MicroreleaseError(f"{args.strategy!r} is not a strategy of the profile under privacy models; "
+                                    f"choose one of {', '.join(MODEL_STRATEGIES)}", parameter="strategy")
         return cls(table, query, engine, models, args.strategy, args.quiet, **command_fields)
 
 
@@ -89,6 +102,7 @@ def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
     """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
     if rows.models:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:
-            return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, progress=bar)
+            return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, strategy=request.strategy,
+                                       progress=bar)
     with progress_bar("lattice profile", request.quiet) as bar:
         return build_profile(rows.dataset, strategy=request.strategy, progress=bar)

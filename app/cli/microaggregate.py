@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import (
     OutputRequest,
     add_input_options,
@@ -52,13 +53,14 @@ class MicroaggregateRequest:
             qi, confidential = qi or chosen.qi, confidential or chosen.confidential
             identifiers = identifiers or chosen.identifiers
         k_per_attribute, bad = {}, []
-        for name, value in pairs([p for item in args.k_per_attribute for p in split(item)], "--k-per-attribute").items():
+        flag = FLAGS["k_per_attribute"]
+        for name, value in pairs([p for item in args.k_per_attribute for p in split(item)], flag).items():
             try:
                 k_per_attribute[name] = int(value)
             except ValueError:
                 bad.append(f"{name}={value}")
         if bad:
-            raise MicroreleaseError(f"--k-per-attribute expects whole numbers, got {bad}")
+            raise MicroreleaseError(f"{flag} expects whole numbers, got {bad}")
         return cls(path, qi, confidential, identifiers, args.k, args.method, k_per_attribute, args.seed, args.sep,
                    OutputRequest.from_args(args), args.quiet)
 
@@ -95,7 +97,7 @@ def run(request: MicroaggregateRequest) -> int:
                                        force=output.force)
     report = published.data
     risk = report["linkage_risk"]["released"]
-    linked = f", linkage {risk['reidentified']:.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
+    linked = f", linkage {float(risk['reidentified']):.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
     return finish(published, output, f"{request.method} with k={request.k}: wrote {report['output']['rows']} rows "
-                                     f"to {output.path}; SSE/SST {report['information_loss']['sse_sst_percent']:.2f} %"
+                                     f"to {output.path}; SSE/SST {float(report['information_loss']['sse_sst_percent']):.2f} %"
                                      f"{linked}")

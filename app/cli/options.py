@@ -17,8 +17,10 @@ from typing import Any
 from microrelease.app.cli.flags import FLAGS
 from microrelease.core import POLICIES, MicroreleaseError
 from microrelease.core.data.samples import SAMPLES, sample
-from microrelease.core.engines import ENGINES
+from microrelease.core.engines import ENGINES, output_format
+from microrelease.core.lattice.profile import STRATEGIES as PROFILE_STRATEGIES
 from microrelease.core.models.base import PrivacyModel
+from microrelease.core.models.profile import MODEL_STRATEGIES
 from microrelease.core.models.registry import parse_models, spec_parameters
 
 # --- parsing helpers and argparse types ------------------------------------------------------
@@ -30,12 +32,16 @@ def split(text: str | None) -> tuple[str, ...]:
 
 
 def pairs(items: Sequence[str], flag: str) -> dict[str, str]:
-    """['A=x', 'B=y'] -> {'A': 'x', 'B': 'y'}; refuses an item that is not NAME=VALUE."""
+    """['A=x', 'B=y'] -> {'A': 'x', 'B': 'y'}; refuses an item that is not NAME=VALUE, and a NAME given
+    twice (the last would win silently)."""
     out = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip():
             raise MicroreleaseError(f"{flag} expects NAME=VALUE, got {item!r}")
+        if name.strip() in out:
+            raise MicroreleaseError(f"{flag} gives {name.strip()!r} twice ({out[name.strip()]!r} and {value.strip()!r}); "
+                                    "give each name once")
         out[name.strip()] = value.strip()
     return out
 
@@ -48,9 +54,16 @@ def separator(text: str) -> str:
 
 
 def non_negative(text: str) -> int:
-    """argparse type of --seed (what NumPy's generators accept) and --list-suppressed."""
+    """argparse type of --seed (what NumPy's generators accept), --list-suppressed and --limit."""
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"must be a non-negative integer. Got {text!r} instead.")
+    return int(text)
+
+
+def port_number(text: str) -> int:
+    """argparse type of --port: a TCP port a server can listen on, 1..65535."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535. Got {text!r} instead.")
     return int(text)
 
 
@@ -67,12 +80,12 @@ def resolve_input(args: argparse.Namespace, load_sample: Callable[[str], Any]) -
     """The input path, and the bundled sample (None for a file) whose defaults fill what the user
     left out. The one place where "DATA or --sample" is decided."""
     if args.sample and args.data:
-        raise MicroreleaseError("give either DATA or --sample, not both")
+        raise MicroreleaseError(f"give either DATA or {FLAGS['sample']}, not both")
     if args.sample:
         chosen = load_sample(args.sample)
         return chosen.path, chosen
     if not args.data:
-        raise MicroreleaseError("no data: give a CSV file or --sample NAME")
+        raise MicroreleaseError(f"no data: give a CSV file or {FLAGS['sample']} NAME")
     return args.data, None
 
 
@@ -84,16 +97,28 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchy-dir", help="folder with *_hierarchy_A.csv or A.csv per QI")
 
 
-def add_table_options(p: argparse.ArgumentParser, *, hierarchies: bool = True) -> None:
+def add_table_options(p: argparse.ArgumentParser) -> None:
+    """The input and its quasi-identifiers: what every table command reads."""
     add_input_options(p, SAMPLES, data_help="CSV or Parquet file, folder of partitions or glob (or use --sample)",
                       sample_help="use a bundled sample data set with its hierarchies")
     p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
+
+
+def add_identifier_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--identifier", default="", help="identifier columns C,D: dropped from every output")
+
+
+def add_sensitive_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sensitive", default="", help="sensitive column(s)")
-    if hierarchies:
-        add_hierarchy_options(p)
-        p.add_argument("--strategy", default="auto", choices=["auto", "numba", "numpy", "direct"],
-                       help="how the whole-lattice profile is computed")
+
+
+def add_strategy_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strategy", default="auto", choices=list(PROFILE_STRATEGIES),
+                   help="how the whole-lattice profile is computed (under privacy models: one of "
+                        f"{', '.join(MODEL_STRATEGIES)})")
+
+
+def add_quiet_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -114,9 +139,10 @@ class TableRequest:
         path, chosen = resolve_input(args, sample)
         qi = split(args.qi) or (chosen.qi if chosen else ())
         if not qi:
-            raise MicroreleaseError("--qi is required: the quasi-identifier columns, in order")
+            raise MicroreleaseError(f"{FLAGS['quasi_identifiers']} is required: the quasi-identifier columns, in order")
         hierarchy_dir = getattr(args, "hierarchy_dir", None) or (str(chosen.folder) if chosen else None)
-        return cls(path, qi, split(args.identifier), split(args.sensitive), args.sep,
+        # a command without --identifier / --sensitive / --hierarchy leaves them empty
+        return cls(path, qi, split(getattr(args, "identifier", "")), split(getattr(args, "sensitive", "")), args.sep,
                    pairs(getattr(args, "hierarchy", []), FLAGS["hierarchies"]), hierarchy_dir)
 
     @property
@@ -132,7 +158,8 @@ def add_query_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", type=int, required=True, help="every released QI combination has >= k rows")
     p.add_argument("--max-sup", default="0", help="MaxSup: rows that may be suppressed (N) or a share (1%%)")
     p.add_argument("--policy", default="min-relative", choices=sorted(POLICIES), help="preference policy")
-    p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1", help="weights for --policy weighted")
+    p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1",
+                   help=f"weights for --policy {' / '.join(_weighted_policies())}")
 
 
 @dataclass(frozen=True)
@@ -149,16 +176,21 @@ class QueryRequest:
 
 def _weights(items: Sequence[str], policy: str) -> dict[str, float]:
     """The --weights; refused when the policy does not use them, rather than ignored."""
+    flag, policy_flag = FLAGS["weights"], FLAGS["policy"]
     weights = {}
-    for name, value in pairs([part for item in items for part in split(item)], "--weights").items():
+    for name, value in pairs([part for item in items for part in split(item)], flag).items():
         try:
             weights[name] = float(value)
         except ValueError:
-            raise MicroreleaseError(f"--weights: the weight of {name!r} must be a number, got {value!r}") from None
+            raise MicroreleaseError(f"{flag}: the weight of {name!r} must be a number, got {value!r}") from None
     if weights and not POLICIES[policy].uses_weights:
-        users = sorted(name for name, p in POLICIES.items() if p.uses_weights)
-        raise MicroreleaseError(f"--weights applies to --policy {' / '.join(users)} only, not --policy {policy}")
+        raise MicroreleaseError(f"{flag} applies to {policy_flag} {' / '.join(_weighted_policies())} only, "
+                                f"not {policy_flag} {policy}")
     return weights
+
+
+def _weighted_policies() -> list[str]:
+    return sorted(name for name, p in POLICIES.items() if p.uses_weights)
 
 
 # --- the engine that makes the one pass over the rows -----------------------------------------------
@@ -182,15 +214,16 @@ class EngineRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, *, default: str = "duckdb") -> EngineRequest:
-        name = args.engine or default
+        name, engine = args.engine or default, FLAGS["engine"]
         if args.scheduler and name != "dask":
-            raise MicroreleaseError(f"--scheduler applies to --engine dask, not --engine {name}")
+            raise MicroreleaseError(f"{FLAGS['scheduler']} applies to {engine} dask, not {engine} {name}")
         duckdb = {"memory_limit": args.memory_limit, "spill_dir": args.spill_dir, "threads": args.threads}
         if name == "duckdb":
             return cls(name, duckdb)
         ignored = [FLAGS[option] for option, value in duckdb.items() if value]
         if ignored:
-            raise MicroreleaseError(f"{', '.join(ignored)} apply to --engine duckdb, not --engine {name}")
+            verb = "applies" if len(ignored) == 1 else "apply"
+            raise MicroreleaseError(f"{', '.join(ignored)} {verb} to {engine} duckdb, not {engine} {name}")
         return cls(name, {"scheduler": args.scheduler} if name == "dask" else {})
 
 
@@ -198,9 +231,9 @@ class EngineRequest:
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("privacy models on the --sensitive attribute (beside k-anonymity)",
-                             "a hierarchical ground distance reads the attribute's hierarchy from --hierarchy / "
-                             "--hierarchy-dir")
+    g = p.add_argument_group(f"privacy models on the {FLAGS['sensitive']} attribute (beside k-anonymity)",
+                             "a hierarchical ground distance reads the attribute's hierarchy from "
+                             f"{FLAGS['hierarchies']} / {FLAGS['hierarchy_dir']}")
     for parameter, classes in spec_parameters().items():
         forms = [f"{cls.syntax} ({cls.name})" for cls in classes]
         g.add_argument(FLAGS[parameter], dest=parameter, metavar="SPEC",
@@ -223,9 +256,10 @@ class ModelRequest:
         flags = " / ".join(FLAGS[parameter] for parameter in spec_parameters())
         sensitive = split(args.sensitive)
         if len(sensitive) != 1:
-            raise MicroreleaseError(f"{flags} need exactly one --sensitive attribute")
+            raise MicroreleaseError(f"{flags} need exactly one {FLAGS['sensitive']} attribute")
         if args.engine not in (None, "pandas"):
-            raise MicroreleaseError(f"{flags} run in memory: use --engine pandas (or leave --engine out)")
+            raise MicroreleaseError(f"{flags} run in memory: use {FLAGS['engine']} pandas (or leave "
+                                    f"{FLAGS['engine']} out)")
         return cls(sensitive[0], parse_models(specs))
 
 
@@ -235,7 +269,7 @@ class ModelRequest:
 def add_output_options(p: argparse.ArgumentParser, *, out_help: str, folder: bool = False) -> None:
     p.add_argument("-o", "--out", required=True, help=out_help)
     if not folder:
-        p.add_argument("--out-sep", type=separator, default=",", help="field separator of the output (default ,)")
+        p.add_argument("--out-sep", type=separator, default=None, help="field separator of a CSV output (default ,)")
     what = "a new or empty output folder" if folder else "the output file"
     p.add_argument("--force", action="store_true",
                    help=f"replace a previous release of microrelease at {what}; nothing else is ever overwritten")
@@ -254,5 +288,9 @@ class OutputRequest:
     json: bool
 
     @classmethod
-    def from_args(cls, args: argparse.Namespace) -> OutputRequest:
-        return cls(args.out, getattr(args, "out_sep", ","), args.force, args.escape_formulas, args.json)
+    def from_args(cls, args: argparse.Namespace, *, parquet: bool = False) -> OutputRequest:
+        """``parquet``: the command writes Parquet for an output named .parquet / .pq."""
+        sep = getattr(args, "out_sep", None)
+        if sep is not None and parquet and output_format(args.out) == "parquet":  # no separator to set
+            raise MicroreleaseError(f"{FLAGS['out_sep']} applies to a CSV output, not to the Parquet file {args.out}")
+        return cls(args.out, "," if sep is None else sep, args.force, args.escape_formulas, args.json)

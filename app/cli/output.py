@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import OutputRequest
 from microrelease.core.exceptions import HierarchyError, OutputError
 from microrelease.core.lattice.hierarchies import find_hierarchy_file
@@ -49,7 +50,7 @@ def finish(published: Published, output: OutputRequest, summary: str) -> int:
     if formulas.get("unescaped"):
         columns = ", ".join(f"{c} ({v['unescaped']})" for c, v in formulas["by_column"].items() if v["unescaped"])
         print(f"microrelease: warning: {formulas['unescaped']} released cell(s) start with =, +, -, @, tab or CR "
-              f"and would run as formulas in a spreadsheet: {columns}; --escape-formulas writes them with a "
+              f"and would run as formulas in a spreadsheet: {columns}; {FLAGS['escape']} writes them with a "
               "leading '", file=sys.stderr)
     if output.json:
         print(json.dumps(report, indent=2))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
 from microrelease.app.cli.options import OutputRequest, add_output_options, non_negative, split
 from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
@@ -27,7 +28,7 @@ class ReleaseRequest(LatticeRequest):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
-        return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args),
+        return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args, parquet=True),
                                  list_suppressed=args.list_suppressed)
 
 
@@ -37,7 +38,7 @@ def _node(text: str | None) -> tuple[int, ...] | None:
     try:
         return tuple(int(x) for x in split(text))
     except ValueError:
-        raise MicroreleaseError(f"--node expects levels like 0,4,1; got {text!r}") from None
+        raise MicroreleaseError(f"{FLAGS['node']} expects levels like 0,4,1; got {text!r}") from None
 
 
 Request = ReleaseRequest  # what main() parses the Namespace into, once

@@ -17,7 +17,7 @@ from microrelease.app.cli.options import (
 )
 from microrelease.app.cli.output import finish, protected_paths
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import MicroreleaseError
+from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.release import folder_target
 
 NAME = "sequential"
@@ -48,7 +48,7 @@ class SequentialRequest:
     def from_args(cls, args: argparse.Namespace) -> SequentialRequest:
         qi = split(args.qi)
         if not qi:
-            raise MicroreleaseError("--qi is required: the relational quasi-identifiers")
+            raise MicroreleaseError(f"{FLAGS['quasi_identifiers']} is required: the relational quasi-identifiers")
         weights = {"relational": args.w_relational, "sequence": args.w_sequence, "time": args.w_time}
         return cls(args.entities, args.events, args.entity_id, qi, split(args.identifier), args.sequence_key,
                    args.order_by, args.code, args.code_hierarchy, pairs(args.hierarchy, FLAGS["hierarchies"]),
@@ -90,7 +90,12 @@ def run(request: SequentialRequest) -> int:
     protected = protected_paths([request.entities, request.events, *request.hierarchies.values(),
                                  request.code_hierarchy], request.hierarchy_dir, request.qi)
     folder_target(output.path, ("entities.csv", "events.csv"), protected=protected, force=output.force)
-    data = load_sequential(request.entities, request.events, entity_id=request.entity_id, qi=list(request.qi),
+    entities, events = read_table(request.entities), read_table(request.events)
+    for name, table in (("entity", entities), ("event", events)):
+        if request.entity_id not in table.columns:  # the core would call it an unknown identifier column
+            raise MicroreleaseError(f"no entity id column {request.entity_id!r} in the {name} table; it has "
+                                    f"{list(table.columns)}", parameter="entity_id")
+    data = load_sequential(entities, events, entity_id=request.entity_id, qi=list(request.qi),
                            sequence_key=request.sequence_key, order_by=request.order_by, code=request.code,
                            code_hierarchy=request.code_hierarchy, hierarchies=dict(request.hierarchies),
                            hierarchy_dir=request.hierarchy_dir, identifiers=list(request.identifiers))
@@ -106,5 +111,5 @@ def run(request: SequentialRequest) -> int:
     return finish(published, output, f"wrote {report['output']['entities']} entities and "
                                      f"{report['output']['events']} events to {output.path}; every entity shares "
                                      f"both parts with >= {report['check']['smallest_shared_set'] - 1} others; "
-                                     f"attack success {report['attack']['success_rate']:.3f} "
+                                     f"attack success {float(report['attack']['success_rate']):.3f} "
                                      f"(1/k = {1 / request.k:.3f})")

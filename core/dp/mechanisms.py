@@ -82,10 +82,19 @@ class Laplace:
 
 
 def least_variance_gamma(epsilon: float) -> float:
-    """Geng & Viswanath's closed form of the γ minimising the staircase's variance."""
-    b = math.exp(-epsilon)
-    root = (b - 2 * b**2 + 2 * b**4 - b**5) ** (1 / 3)
-    return min(1.0, max(1e-12, -b / (1 - b) + root / (2 ** (1 / 3) * (1 - b) ** 2)))
+    """Geng & Viswanath's closed form of the γ minimising the staircase's variance.
+
+    Their −b/(1 − b) + (b − 2b² + 2b⁴ − b⁵)^⅓ / (2^⅓ (1 − b)²) is ((b(1 + b)/2)^⅓ − b) / (1 − b), as
+    b − 2b² + 2b⁴ − b⁵ = b(1 + b)(1 − b)³. Written as b·(e^c − 1)/(1 − b), c = ln((b(1 + b)/2)^⅓ / b),
+    nothing cancels when b → 1 (small ε: the textbook form loses every digit below ε ≈ 1e-4).
+    """
+    one_minus_b = -math.expm1(-epsilon)
+    c = (2 * epsilon + math.log1p(-one_minus_b / 2)) / 3
+    if c < 1:
+        gamma = math.exp(-epsilon) * math.expm1(c) / one_minus_b
+    else:  # large ε: e^c alone would overflow, b·e^c = e^(c − ε) does not
+        gamma = math.exp(c - epsilon) * -math.expm1(-c) / one_minus_b
+    return min(1.0, max(1e-12, gamma))
 
 
 GAMMA_PRESETS = {
@@ -110,29 +119,37 @@ class Staircase:
         if isinstance(gamma, str):
             if gamma not in GAMMA_PRESETS:
                 raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1] or one of {sorted(GAMMA_PRESETS)}. "
-                                            f"Got {gamma!r}.")
+                                            f"Got {gamma!r}.", parameter="gamma")
             self.preset, gamma = gamma, GAMMA_PRESETS[gamma](self.epsilon)
         else:
             self.preset = None
         if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 1:
-            raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1]. Got {gamma!r}.")
+            raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1]. Got {gamma!r}.",
+                                        parameter="gamma")
         self.gamma = float(gamma)
         self.b = math.exp(-self.epsilon)
-        self.a = (1 - self.b) / (2 * self.sensitivity * (self.gamma + self.b * (1 - self.gamma)))
+        # 1 − b from expm1: below ε ≈ 1e-16, b rounds to 1 and 1 − b would be 0
+        self.one_minus_b = -math.expm1(-self.epsilon)
+        self.a = self.one_minus_b / (2 * self.sensitivity * (self.gamma + self.b * (1 - self.gamma)))
 
     def __repr__(self) -> str:
         return f"Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, gamma={self.gamma!r})"
 
     def _sums(self):
-        b = self.b
-        return 1 / (1 - b), b / (1 - b) ** 2, b * (1 + b) / (1 - b) ** 3  # Σ b^j, Σ j b^j, Σ j² b^j
+        """a·Σ b^j, a·Σ j b^j, a·Σ j² b^j over j >= 0, as a/(1 − b) times (1 − b)·Σ: for a tiny ε, a is
+        near ε and the sums near 1/ε³, but neither factor over- or underflows."""
+        b, q = self.b, self.one_minus_b
+        per = self.a / q
+        return per, per * b / q, per * b * (1 + b) / q**2
 
     def randomise(self, value):
         value = np.asarray(value, dtype=float)
         n = value.shape
         g, b, d = self.gamma, self.b, self.sensitivity
         sign = np.where(self.rng.random(n) < 0.5, -1.0, 1.0)
-        steps = self.rng.geometric(1 - b, size=n) - 1  # P(G = j) = (1 - b) b^j, j >= 0
+        # P(G >= j) = b^j = e^(−εj), j >= 0: G = floor(E/ε) for a standard exponential E. Exact for
+        # every ε, where numpy's geometric(1 − b) saturates at the int64 maximum below ε ≈ 1e-19.
+        steps = np.floor(self.rng.standard_exponential(n) / self.epsilon)
         inner = self.rng.random(n) < g / (g + (1 - g) * b)  # the wide step of height b^j, or the narrow one
         u = self.rng.random(n)
         magnitude = np.where(inner, steps + g * u, steps + g + (1 - g) * u) * d
@@ -145,18 +162,18 @@ class Staircase:
     def mean_abs(self) -> float:
         g, b, d = self.gamma, self.b, self.sensitivity
         s0, s1, _ = self._sums()
-        return self.a * d**2 * ((2 * g + 2 * b * (1 - g)) * s1 + (g**2 + b * (1 - g**2)) * s0)
+        return d**2 * ((2 * g + 2 * b * (1 - g)) * s1 + (g**2 + b * (1 - g**2)) * s0)
 
     def variance(self) -> float:
         g, b, d = self.gamma, self.b, self.sensitivity
         s0, s1, s2 = self._sums()
-        return (2 * self.a * d**3 / 3) * ((3 * g + 3 * b * (1 - g)) * s2 + (3 * g**2 + 3 * b * (1 - g**2)) * s1
-                                          + (g**3 + b * (1 - g**3)) * s0)
+        return (2 * d**3 / 3) * ((3 * g + 3 * b * (1 - g)) * s2 + (3 * g**2 + 3 * b * (1 - g**2)) * s1
+                                 + (g**3 + b * (1 - g**3)) * s0)
 
     def density(self, x):
         r = np.abs(np.asarray(x, dtype=float)) / self.sensitivity
         j = np.floor(r)
-        return self.a * self.b ** np.where(r - j < self.gamma, j, j + 1)
+        return self.a * np.exp(-self.epsilon * np.where(r - j < self.gamma, j, j + 1))  # a·b^step
 
     def prob_within(self, t):
         """P(|X| <= t)."""
@@ -165,10 +182,11 @@ class Staircase:
         r = np.where(finite, r, 0.0)
         g, b, d = self.gamma, self.b, self.sensitivity
         j = np.floor(r)
-        full = 2 * self.a * d * (g + (1 - g) * b) * (1 - b**j) / (1 - b)
+        # (1 − b^j)/(1 − b) with b^j = e^(−εj): no 0/0 when b rounds to 1
+        full = 2 * self.a * d * (g + (1 - g) * b) * -np.expm1(-self.epsilon * j) / self.one_minus_b
         part = r - j
         last = np.where(part < g, part, g + b * (part - g))
-        return np.where(finite, np.clip(full + 2 * self.a * d * b**j * last, 0, 1), 1.0)
+        return np.where(finite, np.clip(full + 2 * self.a * d * np.exp(-self.epsilon * j) * last, 0, 1), 1.0)
 
     def cdf(self, x):
         x = np.asarray(x, dtype=float)

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
-from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
 
@@ -65,12 +65,17 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
 
 
 def check_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, float]] | None) -> np.ndarray:
-    """(m, 2) array of declared bounds; InvalidParameterError naming a missing or inverted one."""
+    """(m, 2) array of declared bounds; InvalidParameterError naming a missing or inverted one, or
+    one given for a column that is not among ``attributes`` (most likely a misspelt name)."""
     bounds = dict(bounds or {})
     missing = [a for a in attributes if a not in bounds]
     if missing:
         raise InvalidParameterError(f"no declared bounds for {missing} in 'bounds' (bounds taken from the data "
                                     "would leak someone's value)", parameter="bounds")
+    unused = [name for name in bounds if name not in attributes]
+    if unused:
+        raise InvalidParameterError(f"bounds given for {unused}, which are not released with noise "
+                                    f"(the attributes are {list(attributes)})", parameter="bounds")
     out = np.array([bounds[a] for a in attributes], dtype=float)
     bad = [a for a, (lo, hi) in zip(attributes, out, strict=True) if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi)]
     if bad:
@@ -86,7 +91,7 @@ def insensitive_order(x_unit: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class DPRelease:
-    """A DP release of numeric ``attributes`` and how it was made."""
+    """A DP release of numeric ``attributes`` and how it was made (``identifiers``: the columns dropped)."""
 
     method: str
     noise: str  # the mechanism: a key of microrelease.core.dp.mechanisms.MECHANISMS
@@ -97,12 +102,13 @@ class DPRelease:
     noise_scale: dict[str, float]  # per attribute: Laplace scale, or the staircase's Δ/ε
     sensitivity: dict[str, float]
     clamped: dict[str, int] = field(default_factory=dict)
+    identifiers: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"method": self.method, "noise": self.noise, "epsilon_spent": self.epsilon, "k": self.k,
                 "per_attribute": {a: {"sensitivity": self.sensitivity[a], "epsilon": self.epsilon / len(self.attributes),
                                       "noise_scale": self.noise_scale[a]} for a in self.attributes},
-                "values_clamped": self.clamped}
+                "values_clamped": self.clamped, "identifiers_dropped": list(self.identifiers)}
 
 
 def dp_release(
@@ -114,9 +120,12 @@ def dp_release(
     method: str = "insensitive-mdav",
     k: int | None = None,
     noise: str = "laplace",
+    identifiers: Sequence[str] = (),
     rng=None,
 ) -> DPRelease:
-    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS`)."""
+    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS`);
+    ``identifiers`` are dropped from the output. ``k`` is the cluster size of the microaggregation
+    methods (refused for ``record-noise``, which has no clusters)."""
     if method not in DP_METHODS:
         raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(DP_METHODS)}. Got {method!r}.",
                                     parameter="method")
@@ -124,7 +133,19 @@ def dp_release(
         raise InvalidParameterError(f"The 'noise' parameter must be one of {sorted(MECHANISMS)}. Got {noise!r}.",
                                     parameter="noise")
     epsilon = check_epsilon(epsilon)
-    attributes = tuple(attributes)
+    attributes, identifiers = tuple(attributes), tuple(identifiers)
+    unknown = [c for c in identifiers if c not in table.columns]
+    if unknown:
+        raise DataError(f"unknown identifier column(s) {unknown}; the table has {list(table.columns)}",
+                        parameter="identifiers")
+    both = [c for c in identifiers if c in attributes]
+    if both:
+        raise InvalidParameterError(f"{both} given both as attributes and as identifiers; a column cannot be both "
+                                    "released with noise and dropped", parameter="identifiers")
+    if method == "record-noise" and k is not None:
+        raise InvalidParameterError(f"method 'record-noise' adds noise to every record and has no clusters: "
+                                    f"k = {k!r} would be ignored (give no k, or a microaggregation method)",
+                                    parameter="k")
     x = numeric_matrix(table, attributes, "attribute")
     b = check_bounds(attributes, bounds)
     lo, hi = b[:, 0], b[:, 1]
@@ -138,7 +159,6 @@ def dp_release(
     eps_each = epsilon / m
     generator = check_rng(rng)
     if method == "record-noise":
-        k = None
         sensitivity = width
         noisy = np.column_stack([_mechanism(noise, eps_each, sensitivity[j], generator).randomise(x[:, j])
                                  for j in range(m)])
@@ -165,12 +185,12 @@ def dp_release(
                 group = consecutive_groups(np.argsort(x[:, j], kind="stable"), k)
                 means = np.bincount(group, weights=x[:, j]) / np.bincount(group)
                 noisy[:, j] = _mechanism(noise, eps_each, sensitivity[j], generator).randomise(means)[group]
-    released = table.copy()
+    released = table.drop(columns=list(identifiers))
     for j, a in enumerate(attributes):
         released[a] = noisy[:, j]
     scale = {a: float(sensitivity[j] / eps_each) for j, a in enumerate(attributes)}
     return DPRelease(method, noise, epsilon, k, attributes, released, scale,
-                     {a: float(sensitivity[j]) for j, a in enumerate(attributes)}, clamped)
+                     {a: float(sensitivity[j]) for j, a in enumerate(attributes)}, clamped, identifiers)
 
 
 def _mechanism(noise: str, epsilon: float, sensitivity: float, rng):

@@ -36,9 +36,11 @@ class MultivariateStaircase:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
-            raise InvalidParameterError(f"The 'dimension' parameter must be a positive integer. Got {dimension!r}.")
+            raise InvalidParameterError(f"The 'dimension' parameter must be a positive integer. Got {dimension!r}.",
+                                        parameter="dimension")
         if norm not in NORMS:
-            raise InvalidParameterError(f"The 'norm' parameter must be one of {NORMS}. Got {norm!r}.")
+            raise InvalidParameterError(f"The 'norm' parameter must be one of {NORMS}. Got {norm!r}.",
+                                        parameter="norm")
         self.dimension, self.norm, self.rng = dimension, norm, check_rng(rng)
         if gamma == "least-norm":  # the γ with the least E‖X‖_K in this dimension (a 1-D search)
             grid = np.linspace(0.005, 1, 200)
@@ -47,7 +49,8 @@ class MultivariateStaircase:
             gamma = float(grid[int(np.argmin(costs))])
         self.gamma = GAMMA_PRESETS[gamma](self.epsilon) if isinstance(gamma, str) else float(gamma)
         if not 0 < self.gamma <= 1:
-            raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1]. Got {gamma!r}.")
+            raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1]. Got {gamma!r}.",
+                                        parameter="gamma")
         d, delta, b = dimension, self.sensitivity, math.exp(-self.epsilon)
         steps = int(math.ceil((40 + 2 * d * math.log(d + 1)) / self.epsilon)) + 2  # the tail beyond is < e^-40
         j = np.arange(steps)

@@ -27,7 +27,8 @@ from microrelease.core.validation import check_rng
 def normal_prior(edges: np.ndarray, centre: float, spread: float) -> np.ndarray:
     """A prior over the bins of ``edges``: a normal belief (centre, spread) integrated per bin, renormalized."""
     if not spread > 0:
-        raise InvalidParameterError(f"The 'spread' parameter must be positive. Got {spread!r}.")
+        raise InvalidParameterError(f"The 'spread' parameter must be positive. Got {spread!r}.",
+                                    parameter="spread")
     cdf = 0.5 * (1 + np.array([math.erf((e - centre) / (spread * math.sqrt(2))) for e in edges]))
     p = np.diff(cdf) + 1e-12  # every bin keeps some belief: a zero would forbid that output forever
     return p / p.sum()
@@ -41,9 +42,11 @@ class PriorRefinement:
         self.edges = np.asarray(edges, dtype=float)
         self.prior = np.asarray(prior, dtype=float)
         if self.edges.ndim != 1 or len(self.edges) < 2 or np.any(np.diff(self.edges) <= 0):
-            raise InvalidParameterError("The 'edges' parameter must be increasing bin edges (at least two).")
+            raise InvalidParameterError("The 'edges' parameter must be increasing bin edges (at least two).",
+                                        parameter="edges")
         if len(self.prior) != len(self.edges) - 1 or np.any(self.prior < 0) or not math.isclose(self.prior.sum(), 1):
-            raise InvalidParameterError("The 'prior' parameter must be one probability per bin, summing to 1.")
+            raise InvalidParameterError("The 'prior' parameter must be one probability per bin, summing to 1.",
+                                        parameter="prior")
         self.rng = check_rng(rng)
         self.boost = math.exp(self.epsilon / 2)
 

@@ -23,7 +23,8 @@ def make_engine(engine: str | Engine, **options) -> Engine:
     if not isinstance(engine, str):
         return engine
     if engine not in ENGINES:
-        raise InvalidParameterError(f"The 'engine' parameter must be one of {sorted(ENGINES)}. Got {engine!r} instead.")
+        raise InvalidParameterError(f"The 'engine' parameter must be one of {sorted(ENGINES)}. Got {engine!r} instead.",
+                                    parameter="engine")
     return ENGINES[engine](**options)
 
 

@@ -31,7 +31,7 @@ def _dask():
         import distributed
     except ImportError:
         raise EngineError("the dask engine needs 'dask[dataframe,distributed]': "
-                          "pip install 'microrelease[dask]'") from None
+                          "pip install 'microrelease[dask]'", parameter="engine") from None
     return dd, distributed
 
 
@@ -110,9 +110,17 @@ class DaskEngine:
             per_group = max(1, meta.num_rows // max(1, meta.num_row_groups))
             groups = max(1, round(self.partition_rows / per_group))
             return dd.read_parquet(files, columns=list(columns) if columns else None, split_row_groups=groups)
-        return dd.read_csv(files, sep=source.sep, dtype=str, keep_default_na=False, na_filter=False,
-                           blocksize=self.blocksize, usecols=list(columns) if columns else None,
-                           skip_blank_lines=True)
+        try:
+            return dd.read_csv(files, sep=source.sep, dtype=str, keep_default_na=False, na_filter=False,
+                               blocksize=self.blocksize, usecols=list(columns) if columns else None,
+                               skip_blank_lines=True)
+        except ValueError as exc:
+            # Dask parses the head of the first file here, when the graph is built (outside _wait),
+            # and wraps pandas' error twice in messages that hide it: the first cause names the row.
+            while exc.__cause__ is not None:
+                exc = exc.__cause__
+            cause = " ".join(str(exc).split())
+            raise DataError(f"{files[0]} is not a well-formed CSV with separator {source.sep!r}: {cause}") from None
 
     @staticmethod
     def _wait(client, future, progress, should_stop, what: str):
@@ -137,7 +145,7 @@ class DaskEngine:
 
     def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
         if source.frame is not None:
-            raise EngineError("the dask engine reads files; use engine='pandas' for a DataFrame")
+            raise EngineError("the dask engine reads files; use engine='pandas' for a DataFrame", parameter="engine")
         qi = list(qi)
         meta = pd.DataFrame({**{q: pd.Series(dtype=object) for q in qi}, COUNT: pd.Series(dtype="int64")})
         parts = self._read(source, qi).map_partitions(partial_frequency, qi, meta=meta)

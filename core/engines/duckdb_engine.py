@@ -21,6 +21,7 @@ from microrelease.core.engines.base import COUNT, ReleasePlan, concatenate
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError, OutputError
 from microrelease.core.release.cells import FORMULA, FORMULA_START, NUMBER
+from microrelease.core.validation import check_int
 
 _FLOATS = ("FLOAT", "DOUBLE", "REAL")
 
@@ -33,7 +34,8 @@ def _bytes(text: str) -> int:
     """'64MB' -> 64000000 (DuckDB's units: KB/MB/GB decimal, KiB/MiB/GiB binary)."""
     match = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", str(text))
     if not match or match.group(2).upper() not in _UNITS:
-        raise InvalidParameterError(f"The 'memory_limit' parameter must be like '64MB' or '4GB'. Got {text!r} instead.")
+        raise InvalidParameterError(f"The 'memory_limit' parameter must be like '64MB' or '4GB'. Got {text!r} instead.",
+                                    parameter="memory_limit")
     return int(float(match.group(1)) * _UNITS[match.group(2).upper()])
 
 
@@ -88,7 +90,8 @@ class DuckDBEngine:
                  threads: int | None = None):
         self.memory_limit = memory_limit
         self.spill_dir = spill_dir
-        self.threads = threads
+        # checked here: 0 would otherwise mean DuckDB's default (every core) without a word
+        self.threads = None if threads is None else check_int(threads, "threads", low=1)
         # DuckDB's CSV reader takes a 32 MB buffer per file by default, which alone breaks a small
         # limit; a sixteenth of the limit (at least 4 MB: lines up to 2 MB must fit) leaves room.
         limit = _bytes(memory_limit) if memory_limit else None
@@ -100,7 +103,7 @@ class DuckDBEngine:
         try:
             import duckdb
         except ImportError:  # pragma: no cover - duckdb is a dependency
-            raise EngineError("the duckdb engine needs the 'duckdb' package") from None
+            raise EngineError("the duckdb engine needs the 'duckdb' package", parameter="engine") from None
         config = {"temp_directory": spill}
         if self.memory_limit:
             config["memory_limit"] = str(self.memory_limit)
@@ -199,7 +202,7 @@ class DuckDBEngine:
 
     def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
         if source.frame is not None:
-            raise EngineError("the duckdb engine reads files; use engine='pandas' for a DataFrame")
+            raise EngineError("the duckdb engine reads files; use engine='pandas' for a DataFrame", parameter="engine")
         relation = self.scan(source)
 
         def work_on(con):
@@ -326,7 +329,7 @@ def _physical_memory() -> int:
 
 
 def _formula(expr: str) -> str:
-    """SQL: a spreadsheet would run the text ``expr`` as a formula (see output/cells.py)."""
+    """SQL: a spreadsheet would run the text ``expr`` as a formula (see :mod:`microrelease.core.release.cells`)."""
     return f"(regexp_matches({expr}, {_literal(FORMULA)}) AND NOT regexp_full_match({expr}, {_literal(NUMBER)}))"
 
 

@@ -78,10 +78,6 @@ class GeneralizedTable:
     classes: pd.DataFrame
     class_sizes: np.ndarray  # every equivalence class at the node, suppressed ones included
 
-    @property
-    def n_suppressed(self) -> int:
-        return len(self.suppressed_rows)
-
 
 def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive_frequency=None,
                models: Sequence = ()) -> GeneralizedTable:

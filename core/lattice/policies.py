@@ -59,7 +59,8 @@ POLICIES: dict[str, Policy] = {
 
 def check_policy(name: str) -> Policy:
     if name not in POLICIES:
-        raise InvalidParameterError(f"The 'policy' parameter must be one of {sorted(POLICIES)}. Got {name!r} instead.")
+        raise InvalidParameterError(f"The 'policy' parameter must be one of {sorted(POLICIES)}. Got {name!r} instead.",
+                                    parameter="policy")
     return POLICIES[name]
 
 
@@ -68,9 +69,11 @@ def weight_vector(lattice: Lattice, weights: Mapping[str, float] | None) -> np.n
     w = np.ones(len(lattice.heights), dtype=float)
     for name, value in (weights or {}).items():
         if name not in lattice.names:
-            raise InvalidParameterError(f"weight given for {name!r}, which is not a QI {list(lattice.names)}")
+            raise InvalidParameterError(f"weight given for {name!r}, which is not a QI {list(lattice.names)}",
+                                        parameter="weights")
         if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
-            raise InvalidParameterError(f"the weight of {name!r} must be a finite number >= 0, got {value!r}")
+            raise InvalidParameterError(f"the weight of {name!r} must be a finite number >= 0, got {value!r}",
+                                        parameter="weights")
         w[lattice.names.index(name)] = float(value)
     return w
 

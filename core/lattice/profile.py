@@ -30,6 +30,7 @@ from microrelease.core.validation import check_int
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
 _KEY_BITS = 62
+MEMORY_BUDGET = 512 << 20  # bytes: the default working set of a roll-up (every profile builder's)
 
 Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
@@ -200,7 +201,7 @@ def profile_frequency_set(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
-    memory_budget: int = 512 << 20,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> LatticeProfile:
     """Build the whole-lattice profile from a frequency set.
 
@@ -216,7 +217,8 @@ def profile_frequency_set(
         memory stays bounded by the budget or one chunk, whichever is larger, at the cost of time.
     """
     if strategy not in STRATEGIES:
-        raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.")
+        raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.",
+                                    parameter="strategy")
     lattice = Lattice(tuple(h.height for h in hierarchies), names or tuple(h.attribute for h in hierarchies))
     spec = key_spec(hierarchies)
     if strategy == "auto":
@@ -244,7 +246,7 @@ def build_profile(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
-    memory_budget: int = 512 << 20,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
     engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`)."""
@@ -267,7 +269,7 @@ def chunks_in_flight(n_distinct: int, inner_depth: int, workers: int, memory_bud
 
 def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts: np.ndarray, inner, roll_once, *,
             progress: Progress | None = None, should_stop: ShouldStop | None = None, workers: int | None = None,
-            memory_budget: int = 512 << 20) -> list[tuple]:
+            memory_budget: int = MEMORY_BUDGET) -> list[tuple]:
     """Run a roll-up kernel over the whole lattice, in chunks, from the bottom node's classes.
 
     The QIs are split: ``inner(keys, counts, heights, shifts, masks, parent_flat, parent_off)``

@@ -6,6 +6,9 @@ means and standard deviations, SSE = Σᵢ‖zᵢ − z'ᵢ‖² (original vs re
 mean gives 100 %. Reported for all attributes together and per attribute (the per-attribute loss
 is what IR-SWAP controls attribute by attribute), with means, variances and the correlation
 matrix before and after.
+
+Noise of a tiny ε can take released values near the float range: sums of squares then overflow,
+and the loss is reported as infinite (and correlations as undefined) without numpy's warnings.
 """
 
 from __future__ import annotations
@@ -32,13 +35,17 @@ class InformationLoss:
     @property
     def max_correlation_change(self) -> float:
         diff = (self.correlation_released - self.correlation_original).abs().to_numpy()
+        if diff.size and np.isnan(diff).all():
+            return float("nan")
         return float(np.nanmax(diff)) if diff.size else 0.0
 
     def to_dict(self) -> dict:
+        with np.errstate(over="ignore", invalid="ignore"):  # rounding an infinite moment
+            moments = self.moments.round(6).to_dict(orient="records")
         return {
             "sse_sst_percent": round(self.sse_sst, 6),
             "per_attribute_percent": {a: round(v, 6) for a, v in self.per_attribute.items()},
-            "moments": self.moments.round(6).to_dict(orient="records"),
+            "moments": moments,
             "max_correlation_change": round(self.max_correlation_change, 6),
         }
 
@@ -52,14 +59,16 @@ def information_loss(original: pd.DataFrame, released: pd.DataFrame, attributes:
         raise ValueError(f"{len(x)} original rows but {len(y)} released rows: the loss compares row by row")
     scale = Standardizer.fit(x, attributes)
     z, z_released = scale(x), scale(y)
-    sse = ((z - z_released) ** 2).sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):  # released values near the float range: inf
+        sse = ((z - z_released) ** 2).sum(axis=0)
+        moments = pd.DataFrame({
+            "attribute": attributes,
+            "mean_original": x.mean(axis=0), "mean_released": y.mean(axis=0),
+            "variance_original": x.var(axis=0, ddof=1), "variance_released": y.var(axis=0, ddof=1),
+        })
     sst = ((z - z.mean(axis=0)) ** 2).sum(axis=0)
-    moments = pd.DataFrame({
-        "attribute": attributes,
-        "mean_original": x.mean(axis=0), "mean_released": y.mean(axis=0),
-        "variance_original": x.var(axis=0, ddof=1), "variance_released": y.var(axis=0, ddof=1),
-    })
-    with np.errstate(invalid="ignore", divide="ignore"):  # a released column may become constant
+    # a released column may become constant, or overflow
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         corr_x, corr_y = np.corrcoef(x, rowvar=False), np.corrcoef(y, rowvar=False)
     return InformationLoss(
         float(100 * sse.sum() / sst.sum()),

@@ -120,7 +120,8 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
             progress(1.0)
         return group
     if strategy != "numpy":
-        raise InvalidParameterError(f"The 'strategy' parameter must be 'numba' or 'numpy'. Got {strategy!r} instead.")
+        raise InvalidParameterError(f"The 'strategy' parameter must be 'numba' or 'numpy'. Got {strategy!r} instead.",
+                                    parameter="strategy")
     from microrelease.core.micro.mdav_numpy import mdav as mdav_numpy
 
     return mdav_numpy(np.asarray(z, dtype=np.float64), k, progress)
@@ -198,7 +199,8 @@ def microaggregate(
     ``ir-swap``, ``k_per_attribute`` may give an attribute its own k (default ``k``).
     """
     if method not in METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(METHODS)}. Got {method!r} instead.")
+        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(METHODS)}. Got {method!r} instead.",
+                                    parameter="method")
     if not isinstance(table, pd.DataFrame):
         raise TypeError(f"The 'table' parameter must be a pandas DataFrame. Got {type(table).__name__}.")
     if len(table) == 0:

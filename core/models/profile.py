@@ -16,7 +16,7 @@ suppression), as in Li et al.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -25,6 +25,7 @@ from microrelease.core.data.dataset import Dataset
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice.profile import (
+    MEMORY_BUDGET,
     LatticeProfile,
     Progress,
     ShouldStop,
@@ -48,7 +49,7 @@ def build_model_profile(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
-    memory_budget: int = 512 << 20,
+    memory_budget: int = MEMORY_BUDGET,
 ) -> LatticeProfile:
     """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
 
@@ -61,7 +62,8 @@ def build_model_profile(
     """
     models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
-        raise InvalidParameterError(f"The 'strategy' parameter must be one of {MODEL_STRATEGIES}. Got {strategy!r}.")
+        raise InvalidParameterError(f"The 'strategy' parameter must be one of {MODEL_STRATEGIES}. Got {strategy!r}.",
+                                    parameter="strategy")
     lattice = dataset.lattice
     table = sensitive_frequency.table_counts
     one_hot = np.zeros((len(sensitive_frequency.values), len(sensitive_frequency.labels)))
@@ -71,9 +73,9 @@ def build_model_profile(
     spec = key_spec(dataset.hierarchies)
     if strategy != "numpy" and spec is not None:
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba loads on first use
-        from microrelease.core.models.rollup_kernels import inner_model_profile
+        from microrelease.core.models.rollup_kernels import KERNEL_KINDS, inner_model_profile
 
-        code = _kernel_arrays(models)
+        code = _kernel_arrays(models, KERNEL_KINDS)
 
         def inner(*walk):
             return inner_model_profile(*walk, table / table.sum(), *code)
@@ -96,10 +98,16 @@ def build_model_profile(
                                _stats_cache={})
 
 
-def _kernel_arrays(models: Sequence[PrivacyModel]) -> tuple:
+def _kernel_arrays(models: Sequence[PrivacyModel], known_kinds: Collection[int]) -> tuple:
     """The models as the compiled kernel takes them: kind codes, l, c and t values, and the
-    sensitive hierarchy of the (first) model with a hierarchical ground, if any."""
+    sensitive hierarchy of the (first) model with a hierarchical ground, if any. A kind code not
+    in ``known_kinds`` (the kernel's branches) is refused here, before the kernel runs."""
     codes = [m.kernel_code() for m in models]
+    for model, code in zip(models, codes, strict=True):
+        if code.kind not in known_kinds:
+            raise NotImplementedError(f"{model.describe()} ({type(model).__name__}) hands the compiled kernel kind "
+                                      f"code {code.kind}, which it has no branch for (known: {sorted(known_kinds)}); "
+                                      "add one in microrelease.core.models.rollup_kernels, or use strategy='numpy'")
     grounded = next((m for m in models if Statistic.VALUE_HIERARCHY in m.needs()), None)
     ground = (0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)) if grounded is None \
         else grounded.kernel_ground()

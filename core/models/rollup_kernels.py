@@ -4,7 +4,9 @@ The walk is the k-anonymity kernel's (:mod:`microrelease.core.lattice.rollup_ker
 class carries its vector of sensitive-value counts, and at every node each model is evaluated on
 every class, in the same arithmetic as the models' numpy checks. A model is handed over as its
 :meth:`~microrelease.core.models.base.PrivacyModel.kernel_code`: the kind codes below are the ones
-the model classes declare.
+the model classes declare, and :data:`KERNEL_KINDS` lists them. The profile refuses a model whose
+kind is not there before the kernel runs (see
+:func:`~microrelease.core.models.profile.build_model_profile`); the kernel itself raises on one too.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ _ENTROPY = EntropyLDiversity.kind
 _RECURSIVE = RecursiveCLDiversity.kind
 _EQUAL = TCloseness.kinds["equal"]
 _ORDERED = TCloseness.kinds["ordered"]
+_HIERARCHICAL = TCloseness.kinds["hierarchical"]
+KERNEL_KINDS = frozenset({_DISTINCT, _ENTROPY, _RECURSIVE, _EQUAL, _ORDERED, _HIERARCHICAL})  # one branch each
 
 
 @nb.njit(cache=True, nogil=True)
@@ -93,11 +97,13 @@ def _passes(row, size, table_p, kind, l_value, c_value, t_value, height, level_s
             cum += row[v] / size - table_p[v]
             emd += abs(cum)
         emd = emd / (m - 1) if m > 1 else 0.0
-    else:  # hierarchical ground
+    elif kind == _HIERARCHICAL:
         extra = np.empty(m)
         for v in range(m):
             extra[v] = row[v] / size - table_p[v]
         emd = _emd_hierarchical(extra, height, level_sizes, map_flat, map_off) if height > 0 else 0.0
+    else:  # never reached through build_model_profile, which checks every kind first
+        raise ValueError("a privacy model's kind code has no branch in the compiled kernel")
     return emd <= t_value + TOLERANCE
 
 

@@ -2,7 +2,7 @@
 :mod:`microrelease.core.models.rollup_kernels`, each node's classes regrouped by sorting and the
 models evaluated with their numpy checks.
 
-Kept as the oracle of the compiled kernel (tests/core/test_privacy_models.py,
+Kept as the oracle of the compiled kernel (tests/core/models/test_privacy_models.py,
 ``test_compiled_and_numpy_model_profiles_agree``; tests/core/models/test_model_registry.py,
 ``test_registered_model_runs_compiled_as_its_numpy_check``), and for QIs whose codes do not pack
 into one 62-bit key (where the kernel cannot run).

@@ -44,11 +44,6 @@ class SensitiveFrequency:
         """The whole input's count of each value (what t-closeness compares with)."""
         return np.bincount(self.values, weights=self.counts, minlength=len(self.labels))
 
-    @property
-    def ground_order(self) -> tuple[int, ...]:
-        """Ground code in the sensitive hierarchy of each value column (hierarchical distance)."""
-        return tuple(self.hierarchy.index[v] for v in self.labels) if self.hierarchy is not None else ()
-
     def class_counts(self, row_class: np.ndarray, n_classes: int) -> np.ndarray:
         """Classes × values: how many rows of each class (``row_class``: the class of each row) hold
         each value."""

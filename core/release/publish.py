@@ -8,7 +8,9 @@ the release makes. It:
    target again (see :mod:`microrelease.core.release.target`);
 2. has the data written under temporary names in the target's folder;
 3. re-reads them and runs the checks; any failure raises and nothing is put in place;
-4. writes the report (with each file's checksum and every check's result) under a temporary name;
+4. writes the report (with each file's checksum and every check's result) under a temporary name,
+   as strict JSON: a float that is not finite (an information loss that overflowed at a tiny ε) is
+   written as the string ``"inf"``, ``"-inf"`` or ``"nan"``, since JSON has no such numbers;
 5. moves the data files into place, then the report: a reader who finds a report finds its files.
 
 Whatever happens (an error, a full disk, a cancel, SIGINT/SIGTERM turned into an exception), the
@@ -18,6 +20,7 @@ temporary files, the lock and any folder created on the way are removed; nothing
 from __future__ import annotations
 
 import json
+import math
 import os
 import secrets
 from collections.abc import Callable, Mapping, Sequence
@@ -56,9 +59,6 @@ class Published:
 
     data: dict
     target: Target
-
-    def to_json(self) -> str:
-        return json.dumps(self.data, indent=2)
 
     @property
     def checks(self) -> list[str]:
@@ -102,17 +102,17 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
                                     + "; ".join(f"{c.name}: {c.detail}" for c in failed))
         files = [{"name": n, "bytes": temp[n].stat().st_size, "checksum": file_checksum(temp[n])}
                  for n in target.names]
-        report = {
+        report = strict_json({
             "tool": {"name": TOOL, "version": _version()},
             "created": datetime.now(UTC).isoformat(timespec="seconds"),
             **body,
             **verified.facts,
             "output": {**dict(body.get("output", {})), "files": files},
             "verification": [c.to_dict() for c in checks],
-        }
+        })
         report_temp = target.folder / f".{target.report.name}.partial-{token}"
         made.append(report_temp)
-        _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2) + "\n"))
+        _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2, allow_nan=False) + "\n"))
         _stop(should_stop)
         _io(target, lambda: _commit(target, temp, report_temp))
         made = [p for p in made if p not in (*temp.values(), report_temp)]
@@ -122,6 +122,18 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         raise
     finally:
         _remove_made([lock])
+
+
+def strict_json(value):
+    """``value`` (dicts, lists, scalars) with every non-finite float as the string "inf", "-inf" or
+    "nan": ``json.dumps`` would write them as Infinity and NaN, which strict JSON readers refuse."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [strict_json(item) for item in value]
+    return value
 
 
 def _take_lock(target: Target, made: list[Path]) -> Path:

@@ -36,7 +36,8 @@ def centrality(model: CostModel, sample: int = 64) -> np.ndarray:
 def group_entities(model: CostModel, k: int, *, variant: str = "greedy", progress=None) -> np.ndarray:
     """The group number of every entity."""
     if variant not in VARIANTS:
-        raise InvalidParameterError(f"The 'variant' parameter must be one of {VARIANTS}. Got {variant!r}.")
+        raise InvalidParameterError(f"The 'variant' parameter must be one of {VARIANTS}. Got {variant!r}.",
+                                    parameter="variant")
     n = model.data.n_entities
     k = check_k(k, n)
     far = centrality(model)

@@ -77,10 +77,17 @@ def _no_server_errors(served_app):
     assert not server_errors(start), server_errors(start)
 
 
-def test_samarati_then_adult(served_app, page):
-    url, _ = served_app
+def open_tab(page, url: str, title: str | None = None) -> None:
+    """Open the served page, wait until Bokeh is idle, then show the tab titled ``title`` (if given)."""
     page.goto(url)
     page.wait_for_function(IDLE)
+    if title is not None:
+        page.locator(".bk-tab", has_text=title).first.click()
+
+
+def test_samarati_then_adult(served_app, page):
+    url, _ = served_app
+    open_tab(page, url)
     kmin = page.locator("#kmin")
 
     set_number(page, ".k-input", 2)
@@ -149,8 +156,7 @@ def test_each_browser_session_has_its_own_state(served_app, browser):
     try:
         for pg in (first, second):
             pg.set_default_timeout(30_000)
-            pg.goto(url)
-            pg.wait_for_function(IDLE)
+            open_tab(pg, url)
         set_number(first, ".k-input", 3)
         first.locator("#k", has_text="3").wait_for()
         second.reload()
@@ -169,9 +175,7 @@ def test_microaggregation_tab_compares_methods_and_exports(served_app, page, tmp
     from microrelease.core.data.samples import microdata_sample
 
     url, _ = served_app
-    page.goto(url)
-    page.wait_for_function(IDLE)
-    page.locator(".bk-tab", has_text="Microaggregation").click()
+    open_tab(page, url, "Microaggregation")
     summary = page.locator(".micro-summary p")
     summary.locator("text=mdav-id").wait_for()
     expected = measure("census", "mdav-id", 3)[1]
@@ -203,9 +207,7 @@ def test_differential_privacy_tab_compares_noises_like_the_core(served_app, page
     from microrelease.core.dp import compare_noise
 
     url, _ = served_app
-    page.goto(url)
-    page.wait_for_function(IDLE)
-    page.locator(".bk-tab", has_text="Differential privacy").click()
+    open_tab(page, url, "Differential privacy")
     cell = page.locator(".dp-noise-table .tabulator-row").first.locator(".tabulator-cell[tabulator-field='mean_abs']")
     cell.wait_for()
     assert float(cell.text_content()) == pytest.approx(compare_noise(1.0).loc[0, "mean_abs"])
@@ -227,9 +229,7 @@ def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
     from microrelease.app.tabs.sequences.state import release_for
 
     url, _ = served_app
-    page.goto(url)
-    page.wait_for_function(IDLE)
-    page.locator(".bk-tab", has_text="Sequences").click()
+    open_tab(page, url, "Sequences")
     summary = page.locator(".seq-summary p")
     summary.locator("text=k = 5").wait_for(timeout=60_000)
     page.locator(".seq-k button", has_text="10").click()
@@ -249,9 +249,7 @@ def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_p
     from playwright.sync_api import expect
 
     url, _ = served_app
-    page.goto(url)
-    page.wait_for_function(IDLE)
-    page.locator(".bk-tab", has_text="Data").click()
+    open_tab(page, url, "Data")
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
     page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
@@ -312,8 +310,7 @@ def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_p
 
 def test_every_tab_opens_without_a_console_error(served_app, page):
     url, _ = served_app
-    page.goto(url)
-    page.wait_for_function(IDLE)
+    open_tab(page, url)
     tabs = page.locator(".bk-tab")
     names = tabs.all_text_contents()
     assert len(names) >= 8, names

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from microrelease.app.cli import main
-from microrelease.core.data.samples import sample
+from microrelease.core.data.samples import microdata_sample, sample
 
 
 def run(capsys, *argv):
@@ -140,7 +140,7 @@ def test_release_to_parquet_through_duckdb_with_a_memory_limit(tmp_path, capsys)
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--engine", "pandas", "--memory-limit", "1GB"], "--memory-limit apply to --engine duckdb"),
+    (["--engine", "pandas", "--memory-limit", "1GB"], "--memory-limit applies to --engine duckdb"),
     (["--engine", "duckdb", "--scheduler", "tcp://h:1"], "--scheduler applies to --engine dask"),
     (["--engine", "duckdb", "--memory-limit", "lots"], "'memory_limit' parameter must be like '64MB'"),
 ])
@@ -187,7 +187,7 @@ def test_dp_release_writes_noise_and_a_report(tmp_path, capsys):
     assert per["AGI"]["sensitivity"] == 1e5 / 20 and per["AGI"]["noise_scale"] == pytest.approx(1e5 / 20 / (1 / 12))
     released = pd.read_csv(out)
     assert len(released) == 1080 and "AFNLWGT" in released.columns  # not released under noise: unchanged
-    code, _, err = run(capsys, "dp", "--sample", "eia", "--attrs", "RESSALES", "--epsilon", "1", "-o",
+    code, _, err = run(capsys, "dp", str(microdata_sample("eia").path), "--attrs", "RESSALES", "--epsilon", "1", "-o",
                        str(tmp_path / "e.csv"))
     assert code == 2 and "no declared bounds for ['RESSALES']" in err
     code, _, err = run(capsys, "dp", "--sample", "census", "--epsilon", "-1", "-o", str(tmp_path / "x.csv"))
@@ -259,3 +259,17 @@ def test_no_namespace_leaves_the_parsing_of_its_command():
                 assert not any(isinstance(t, ast.Attribute) and getattr(t.value, "id", "") == "args"
                                for t in targets), f"{path.name}:{node.lineno} changes the Namespace"
     assert set(readers) == {"from_args", "resolve_input"}, readers
+
+
+def test_dp_leaves_the_identifiers_to_the_core_which_checks_the_written_file(tmp_path, capsys):
+    rows = [(f"n{i}", f"e{i}@x", 20 + i, 1000 * i) for i in range(12)]
+    pd.DataFrame(rows, columns=["name", "email", "age", "income"]).to_csv(tmp_path / "d.csv", index=False)
+    out = tmp_path / "dp.csv"
+    code, _, err = run(capsys, "dp", str(tmp_path / "d.csv"), "--attrs", "age", "--identifier", "email,name",
+                       "--bounds", "age=0:100", "--epsilon", "1", "--method", "record-noise", "--seed", "1",
+                       "-o", str(out))
+    assert code == 0, err
+    report = json.loads((tmp_path / "dp.report.json").read_text())
+    assert list(pd.read_csv(out).columns) == ["age", "income"]
+    assert report["parameters"]["identifiers_dropped"] == ["name", "email"]  # in the table's order
+    assert {c["check"]: c["passed"] for c in report["verification"]}["identifiers absent"] is True

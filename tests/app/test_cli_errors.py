@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+import pandas as pd
 import pytest
 
 from microrelease.app.cli import build_parser, main
 from microrelease.app.cli.flags import FLAGS, error_line
 from microrelease.core import DataError, InvalidParameterError
-from microrelease.core.data.samples import sample
+from microrelease.core.data.samples import microdata_sample, sample
 from microrelease.core.models.registry import spec_parameters
 
 
@@ -112,10 +113,11 @@ def test_a_missing_hierarchy_names_the_hierarchy_flag(tmp_path, capsys):
 
 
 def test_bounds_errors_name_the_bounds_flag(tmp_path, capsys):
-    code, _, err = run(capsys, "dp", "--sample", "eia", "--attrs", "RESSALES", "--bounds", "RESSALES=0", "--epsilon", "1",
+    eia = str(microdata_sample("eia").path)  # a file: the bundled sample declares no bounds, dp does not offer it
+    code, _, err = run(capsys, "dp", eia, "--attrs", "RESSALES", "--bounds", "RESSALES=0", "--epsilon", "1",
                        "-o", str(tmp_path / "x.csv"))
     assert code == 2 and err.startswith("microrelease: error: --bounds: each item of 'bounds' must be NAME=LO:HI")
-    code, _, err = run(capsys, "dp", "--sample", "eia", "--attrs", "RESSALES", "--epsilon", "1",
+    code, _, err = run(capsys, "dp", eia, "--attrs", "RESSALES", "--epsilon", "1",
                        "-o", str(tmp_path / "x.csv"))
     assert code == 2 and err.startswith("microrelease: error: --bounds: no declared bounds for ['RESSALES']")
 
@@ -178,3 +180,169 @@ def test_a_bad_k_of_one_attribute_names_the_k_per_attribute_flag(tmp_path, capsy
                        "--method", "ir-swap", "--k-per-attribute", "s=0", "-o", str(tmp_path / "o.csv"))
     assert code == 2 and err.startswith("microrelease: error: --k-per-attribute: The \"k_per_attribute['s']\" "
                                         "parameter must be at least 1. Got 0")
+
+
+# --- the dashboard's server: a port is checked before the URL is printed --------------------------------
+
+
+def test_a_taken_port_is_one_line_naming_the_port_flag_before_any_url(capsys):
+    import socket
+
+    with socket.socket() as holder:  # the OS picks a free port; holding it makes it taken
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        code, out, err = run(capsys, "app", "--sample", "samarati", "--host", "127.0.0.1", "--port", str(port))
+    assert code == 2 and out == ""  # no "microrelease dashboard: http://..." line for a server that never ran
+    assert err == (f"microrelease: error: --port: cannot listen on 127.0.0.1:{port}: Address already in use "
+                   "(choose another port)\n")
+
+
+@pytest.mark.parametrize("port", ["-1", "0", "65536", "http"])
+def test_a_port_out_of_range_is_refused(capsys, port):
+    err = parse_error(capsys, "app", "--port", port)
+    assert f"argument --port: must be a port number from 1 to 65535. Got {port!r} instead." in err
+
+
+# --- dp offers only the samples that declare bounds --------------------------------------------------------
+
+
+def test_dp_offers_only_the_samples_that_declare_bounds(capsys, tmp_path):
+    from microrelease.core.data.samples import MICRODATA_SAMPLES
+
+    declared = {name for name, s in MICRODATA_SAMPLES.items() if s.bounds}
+    assert declared and declared != set(MICRODATA_SAMPLES)  # the test sees both kinds
+    for name in sorted(MICRODATA_SAMPLES):
+        argv = ["dp", "--sample", name, "--epsilon", "1", "-o", str(tmp_path / "x.csv")]
+        if name in declared:
+            assert build_parser().parse_args(argv).sample == name
+        else:
+            assert f"argument --sample: invalid choice: '{name}'" in parse_error(capsys, *argv)
+
+
+# --- flags accepted and then ignored are refused -------------------------------------------------------------
+
+MODEL_SEARCH = ["search", "--sample", "adult", "--qi", "sex,age", "--sensitive", "occupation", "--k", "5",
+                "--l-diversity", "distinct:2"]
+
+
+def test_strategy_under_privacy_models_reaches_the_model_profile(monkeypatch, capsys):
+    from microrelease.app.cli import lattice
+
+    seen = []
+    real = lattice.build_model_profile
+    monkeypatch.setattr(lattice, "build_model_profile",
+                        lambda *args, **kwargs: (seen.append(kwargs["strategy"]), real(*args, **kwargs))[1])
+    code, _, _ = run(capsys, *MODEL_SEARCH, "--strategy", "numpy", "--json")
+    assert code == 0 and seen == ["numpy"]
+
+
+def test_a_strategy_the_model_profile_lacks_is_refused(capsys):
+    from microrelease.core.models.profile import MODEL_STRATEGIES
+
+    assert "direct" not in MODEL_STRATEGIES
+    code, out, err = run(capsys, *MODEL_SEARCH, "--strategy", "direct")
+    assert code == 2 and out == ""
+    assert err == ("microrelease: error: --strategy: 'direct' is not a strategy of the profile under privacy models; "
+                   f"choose one of {', '.join(MODEL_STRATEGIES)}\n")
+
+
+def test_a_hierarchy_given_twice_is_refused(tmp_path, capsys):
+    code, _, err = run(capsys, "search", "--sample", "toy", "--k", "2", "--hierarchy", f"age={tmp_path / 'x.csv'}",
+                       "--hierarchy", f"age={tmp_path / 'y.csv'}")
+    assert code == 2 and err == (f"microrelease: error: --hierarchy gives 'age' twice ('{tmp_path / 'x.csv'}' and "
+                                 f"'{tmp_path / 'y.csv'}'); give each name once\n")
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".pq"])
+def test_an_output_separator_for_a_parquet_release_is_refused(tmp_path, capsys, suffix):
+    out = tmp_path / f"x{suffix}"
+    code, _, err = run(capsys, "release", "--sample", "toy", "--k", "2", "-o", str(out), "--out-sep", ";")
+    assert code == 2 and err == f"microrelease: error: --out-sep applies to a CSV output, not to the Parquet file {out}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    (["check", "--sample", "toy", "--k", "2"], ["--identifier", "age"]),
+    (["check", "--sample", "toy", "--k", "2"], ["--sensitive", "age"]),
+    (["check", "--sample", "toy", "--k", "2"], ["--quiet"]),
+    (["check", "--sample", "toy", "--k", "2"], ["--hierarchy", "age=x.csv"]),
+    (["app", "--sample", "toy"], ["--strategy", "numpy"]),
+    (["app", "--sample", "toy"], ["--sensitive", "age"]),
+])
+def test_a_command_takes_only_the_options_it_uses(capsys, command, option):
+    # (the option's value, if any, is taken for DATA: only the option itself is unrecognized)
+    assert f"unrecognized arguments: {option[0]}\n" in parse_error(capsys, *command, *option)
+
+
+# --- messages that say what is wrong ---------------------------------------------------------------------------
+
+
+def test_an_unknown_entity_id_names_the_entity_id_flag(tmp_path, capsys):
+    from microrelease.core.data.samples import sample_data_folder
+
+    h = sample_data_folder("hospital")
+    code, _, err = run(capsys, "sequential", str(h / "patients.csv"), str(h / "visits.csv"), "--entity-id", "nope",
+                       "--qi", "age,sex,zip", "--identifier", "name", "--sequence-key", "visit_id", "--order-by", "day",
+                       "--code", "code", "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"),
+                       "--hierarchy-dir", str(h), "--k", "5", "-o", str(tmp_path / "out"))
+    columns = list(pd.read_csv(h / "patients.csv", nrows=0).columns)
+    assert code == 2 and err == (f"microrelease: error: --entity-id: no entity id column 'nope' in the entity table; "
+                                 f"it has {columns}\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_dp_column_cannot_be_both_attribute_and_identifier(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("age,income\n30,1\n40,2\n")
+    code, _, err = run(capsys, "dp", str(tmp_path / "d.csv"), "--attrs", "age,income", "--identifier", "age",
+                       "--bounds", "age=0:100,income=0:10", "--epsilon", "1", "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and err.startswith("microrelease: error: --identifier: ['age'] given both as attributes and as "
+                                        "identifiers; a column cannot be both") and err.count("\n") == 1
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_check_with_limit_0_prints_the_verdict_alone(capsys):
+    code, out, _ = run(capsys, "check", "--sample", "toy", "--k", "2", "--limit", "0")
+    path = sample("toy").path
+    assert code == 1 and out == f"{path} is NOT 2-anonymous over age, gender, zipcode (7 rows, 7 classes)\n"
+
+
+def test_check_refuses_a_negative_limit(capsys):
+    assert "argument --limit: must be a non-negative integer. Got '-3' instead." in parse_error(
+        capsys, "check", "--sample", "toy", "--k", "2", "--limit", "-3")
+
+
+def test_one_flag_named_alone_applies_two_apply(capsys):
+    code, _, err = run(capsys, "search", "--sample", "toy", "--k", "2", "--engine", "pandas", "--threads", "2")
+    assert code == 2 and "--threads applies to --engine duckdb, not --engine pandas" in err
+    code, _, err = run(capsys, "search", "--sample", "toy", "--k", "2", "--engine", "pandas", "--threads", "2",
+                       "--memory-limit", "1GB")
+    assert code == 2 and "--memory-limit, --threads apply to --engine duckdb, not --engine pandas" in err
+
+
+def test_messages_take_their_flags_from_the_one_map():
+    """No flag is spelled out in a message of app/cli: FLAGS is the one parameter -> flag map (the
+    option declarations themselves, their help texts and docstrings aside)."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import microrelease.app.cli as cli
+
+    flag = re.compile(r"--[a-z][a-z-]*")
+    offenders = []
+    for path in sorted(Path(cli.__file__).parent.glob("*.py")):
+        if path.name == "flags.py":
+            continue
+        tree = ast.parse(path.read_text())
+        declared = set()  # string nodes inside add_argument(...) or an add_*_options(...) helper, and docstrings
+        for node in ast.walk(tree):
+            called = getattr(node, "func", None)
+            if isinstance(node, ast.Call) and (getattr(called, "attr", "") or getattr(called, "id", "")).startswith("add_"):
+                declared.update(id(n) for n in ast.walk(node))
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef) and ast.get_docstring(node) is not None:
+                declared.add(id(node.body[0].value))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in declared:
+                offenders += [f"{path.name}:{node.lineno} {f}" for f in flag.findall(node.value) if f in FLAGS.values()]
+    assert not offenders

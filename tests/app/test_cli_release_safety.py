@@ -38,7 +38,7 @@ def microaggregate(out, *extra) -> list[str]:
 
 
 def dp(out, *extra) -> list[str]:
-    return ["dp", "--sample", "eia", "--attrs", "RESSALES", "--epsilon", "1", "--method", "record-noise", "-o", str(out),
+    return ["dp", str(microdata_sample("eia").path), "--attrs", "RESSALES", "--epsilon", "1", "--method", "record-noise", "-o", str(out),
             *extra]
 
 

@@ -134,3 +134,17 @@ def test_duckdb_writes_a_release_where_every_row_is_suppressed(tmp_path, capsys)
     assert report["counts"]["released_rows"] == 0 and report["counts"]["suppressed_rows"] == 7
     assert pd.read_csv(out).empty
     capsys.readouterr()
+
+
+def test_a_tiny_epsilon_gives_a_strict_json_report_and_a_one_line_summary(tmp_path, capsys):
+    out = tmp_path / "dp.csv"
+    code = main(["dp", "--sample", "census", "--attrs", "AGI", "--epsilon", "1e-300", "--method", "record-noise",
+                 "-o", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "SSE/SST inf %" in printed
+
+    def refuse(constant):
+        raise AssertionError(f"non-JSON constant {constant} in the report")
+
+    report = json.loads((tmp_path / "dp.report.json").read_text(), parse_constant=refuse)
+    assert report["information_loss"]["sse_sst_percent"] == "inf"

@@ -280,3 +280,56 @@ def test_data_run_on_a_worker_thread_can_be_cancelled():
     assert done.wait(120)
     handed[-1]()
     assert state.run_state == "loaded" and explorer.dataset.n_rows == 30162 and state.progress == 1.0
+
+
+def test_a_bug_in_the_data_run_shows_a_failure_and_logs_the_traceback(monkeypatch, caplog):
+    import threading
+
+    from microrelease.app.tabs.data import state as data_state
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the profile")
+
+    monkeypatch.setattr(data_state, "build_profile", broken)
+    explorer = Explorer(*sample_with_profile("samarati"), k=2)
+    before = explorer.profile
+    state = DataState(explorer=explorer, sample="toy")
+    state.load_sample()
+    handed, done = [], threading.Event()
+    state.hand_back = lambda fn: (handed.append(fn), done.set())
+    with caplog.at_level("ERROR", logger=data_state.__name__):
+        state.run()
+        assert done.wait(60), "the worker thread died without handing a result back"
+    handed[0]()  # on the page's thread
+    assert state.run_state == "failed" and explorer.profile is before
+    assert state.error == ("an internal error stopped the run (RuntimeError); the server log has the details")
+    [record] = [r for r in caplog.records if r.name == data_state.__name__]
+    assert record.exc_info and record.exc_info[1].args == ("a bug in the profile",)
+
+
+def test_the_data_view_shows_input_errors_and_lets_bugs_surface():
+    from microrelease.app.tabs.data.view import DataView
+    from microrelease.core import MicroreleaseError
+
+    view = DataView(state=DataState(explorer=Explorer(*sample_with_profile("samarati"), k=2)))
+
+    def refused():
+        raise MicroreleaseError("bad input")
+
+    view._guard(refused)
+    assert view.status.object == "⚠ bad input"
+
+    def bug():
+        raise ValueError("a bug, not the user's input")
+
+    with pytest.raises(ValueError, match="a bug"):
+        view._guard(bug)
+
+
+def test_a_hierarchy_upload_that_is_not_utf8_is_refused_with_its_attribute():
+    from microrelease.core import HierarchyError
+
+    state = DataState(explorer=Explorer(*sample_with_profile("samarati"), k=2))
+    state.load_sample("toy")
+    with pytest.raises(HierarchyError, match="not UTF-8 text"):
+        state.load_hierarchy("age", b"\xff\xfe\x00bad")

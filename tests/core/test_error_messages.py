@@ -16,12 +16,14 @@ from microrelease.core import (
     HierarchyError,
     InvalidParameterError,
     Schema,
+    build_profile,
     load_dataset,
     read_arx,
     write_release,
 )
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.dp.microdata import check_bounds, parse_bounds
+from microrelease.core.engines import Source
 from microrelease.core.engines.summary import summarize
 from microrelease.core.exceptions import EngineError, OutputError
 from microrelease.core.micro.microaggregation import microaggregate
@@ -182,3 +184,48 @@ def test_a_scheduler_that_is_no_address_names_scheduler(tmp_path):
         summarize(tmp_path / "d.csv", qi=["a"], hierarchies={"a": A}, engine="dask",
                   engine_options={"scheduler": "no-port-here"})
     assert_names(caught, "scheduler", "the Dask scheduler address no-port-here cannot be used")
+
+
+def test_bad_engine_settings_name_their_parameter(tmp_path):
+    from microrelease.core.engines import DuckDBEngine, make_engine
+
+    with pytest.raises(InvalidParameterError) as caught:
+        DuckDBEngine(memory_limit="lots")
+    assert_names(caught, "memory_limit", "The 'memory_limit' parameter must be like '64MB' or '4GB'. Got 'lots'")
+    with pytest.raises(InvalidParameterError) as caught:  # 0 meant every core, without a word
+        DuckDBEngine(threads=0)
+    assert_names(caught, "threads", "The 'threads' parameter must be at least 1. Got 0")
+    with pytest.raises(InvalidParameterError) as caught:
+        make_engine("spark")
+    assert_names(caught, "engine", "The 'engine' parameter must be one of ['dask', 'duckdb', 'pandas']")
+    with pytest.raises(EngineError) as caught:
+        DuckDBEngine().frequency(Source.of(pd.DataFrame({"a": ["1"]})), ["a"])
+    assert_names(caught, "engine", "the duckdb engine reads files; use engine='pandas' for a DataFrame")
+
+
+def test_bad_weights_and_policies_name_their_parameter():
+    from microrelease.core import query
+
+    answer = query(build_profile(load_dataset(pd.DataFrame({"a": ["1", "2"] * 2}), qi=["a"], hierarchies={"a": A})),
+                   1, 0)
+    with pytest.raises(InvalidParameterError) as caught:
+        answer.preferred("weighted", {"age": 2})
+    assert_names(caught, "weights", "weight given for 'age', which is not a QI ['a']")
+    with pytest.raises(InvalidParameterError) as caught:
+        answer.preferred("weighted", {"a": float("nan")})
+    assert_names(caught, "weights", "the weight of 'a' must be a finite number >= 0, got nan")
+    with pytest.raises(InvalidParameterError) as caught:
+        answer.preferred("best")
+    assert_names(caught, "policy", "The 'policy' parameter must be one of")
+
+
+@pytest.mark.parametrize(("build", "parameter"), [
+    (lambda: build_profile(load_dataset(pd.DataFrame({"a": ["1", "2"]}), qi=["a"], hierarchies={"a": A}),
+                           strategy="fast"), "strategy"),
+    (lambda: microaggregate(pd.DataFrame({"x": [1.0, 2.0]}), qi=["x"], k=1, method="mdav"), "method"),
+    (lambda: microaggregate(pd.DataFrame({"x": [1.0, 2.0]}), qi=["x"], k=1, strategy="fast"), "strategy"),
+])
+def test_a_choice_outside_its_list_names_its_parameter(build, parameter):
+    with pytest.raises(InvalidParameterError) as caught:
+        build()
+    assert_names(caught, parameter, f"The '{parameter}' parameter must be")

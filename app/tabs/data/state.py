@@ -10,6 +10,7 @@ view gives one that runs a function on the page's event loop, under the document
 from __future__ import annotations
 
 import io
+import logging
 import threading
 from collections.abc import Callable
 
@@ -28,6 +29,7 @@ MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 ROLES = [r.value for r in AttributeRole]
 BUILDERS = ("intervals", "masking", "dates", "taxonomy")
 RUN_STATES = ("idle", "running", "loaded", "failed", "cancelled")
+log = logging.getLogger(__name__)
 
 
 class DataState(param.Parameterized):
@@ -125,7 +127,11 @@ class DataState(param.Parameterized):
         return buffer.getvalue().encode()
 
     def load_hierarchy(self, qi: str, content: bytes) -> Hierarchy:
-        h = read_arx(io.StringIO(content.decode("utf-8-sig")), qi)
+        try:
+            text = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise HierarchyError(qi, f"the hierarchy file is not UTF-8 text ({exc.reason})") from None
+        h = read_arx(io.StringIO(text), qi)
         self.hierarchies = {**self.hierarchies, qi: h}
         return h
 
@@ -183,6 +189,10 @@ class DataState(param.Parameterized):
                 outcome = {"cancelled": True}
             except MicroreleaseError as exc:
                 outcome = {"error": exc}
+            except Exception as exc:  # a bug: the page must show a failure, not keep "running" forever
+                log.exception("building the lattice profile of %s failed", dataset.source)
+                outcome = {"error": f"an internal error stopped the run ({type(exc).__name__}); "
+                                    "the server log has the details"}
             if hand_back is None:
                 self._finish(**outcome)
             else:
@@ -197,7 +207,7 @@ class DataState(param.Parameterized):
         """Stop the running profile (the Explorer keeps what it had)."""
         self._stop.set()
 
-    def _finish(self, dataset: Dataset | None = None, profile=None, error: Exception | None = None,
+    def _finish(self, dataset: Dataset | None = None, profile=None, error: Exception | str | None = None,
                 cancelled: bool = False) -> None:
         if cancelled:
             self.run_state = "cancelled"

@@ -81,7 +81,7 @@ class DataView(pn.viewable.Viewer):
     def _guard(self, fn, *args) -> None:
         try:
             fn(*args)
-        except (MicroreleaseError, ValueError) as exc:
+        except MicroreleaseError as exc:
             self.status.object = f"⚠ {exc}"
 
     def _load_sample(self, _=None) -> None:

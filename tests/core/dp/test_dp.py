@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pandas as pd
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from microrelease.core import InvalidParameterError
+from microrelease.core import DataError, InvalidParameterError, VerificationError
 from microrelease.core.dp import (
     Laplace,
     PrivacyWarning,
@@ -20,6 +22,8 @@ from microrelease.core.dp import (
     least_variance_gamma,
 )
 from microrelease.core.dp.microdata import consecutive_groups, insensitive_order
+from microrelease.core.dp.release import write_dp_release
+from microrelease.core.release import report_path
 
 
 def mechanisms(epsilon: float, sensitivity: float = 1.0):
@@ -63,6 +67,36 @@ def test_closed_forms_equal_numerical_integrals_and_the_presets_are_optimal(epsi
     mean_abs = [Staircase(epsilon=epsilon, gamma=float(g)).mean_abs() for g in gammas]
     assert least_variance_gamma(epsilon) == pytest.approx(gammas[int(np.argmin(variances))], abs=1e-3)
     assert 1 / (1 + math.exp(epsilon / 2)) == pytest.approx(gammas[int(np.argmin(mean_abs))], abs=1e-3)
+
+
+@pytest.mark.parametrize("epsilon", [1e-17, 1e-8, 1e-4, 0.1, 1.0, 10.0])
+def test_the_least_variance_gamma_is_the_papers_formula_computed_without_cancellation(epsilon):
+    """Geng & Viswanath's formula in 120-digit decimals, where its cancellation does no harm."""
+    with localcontext(prec=120):
+        eps, one = Decimal(epsilon), Decimal(1)
+        b = (-eps).exp()
+        root = (b - 2 * b**2 + 2 * b**4 - b**5) ** (one / 3)
+        exact = -b / (one - b) + root / (Decimal(2) ** (one / 3) * (one - b) ** 2)
+    assert least_variance_gamma(epsilon) == pytest.approx(float(exact), rel=1e-12)
+
+
+@pytest.mark.parametrize("gamma", ["mean-abs", "variance", "centred"])
+def test_the_staircase_draws_at_a_tiny_epsilon_with_the_laplace_limit_figures(gamma):
+    """Below ε ≈ 1e-16, e^(−ε) rounds to 1: 1 − b must come from expm1. As ε → 0 the staircase
+    tends to Laplace of scale Δ/ε (E|X| = Δ/ε, variance 2(Δ/ε)², P(|X| <= Δ/ε) = 1 − 1/e)."""
+    epsilon, sensitivity = 1e-17, 2.0
+    mech = Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=gamma, rng=0)
+    scale = sensitivity / epsilon
+    assert mech.mean_abs() == pytest.approx(scale, rel=1e-9)
+    assert mech.variance() == pytest.approx(2 * scale**2, rel=1e-9)
+    assert float(mech.prob_within(scale)) == pytest.approx(1 - math.exp(-1), rel=1e-9)
+    assert float(mech.cdf(0)) == 0.5 and float(mech.density(0)) == pytest.approx(1 / (2 * scale), rel=1e-9)
+    noise = mech.randomise(np.zeros(20_000))
+    assert np.isfinite(noise).all()
+    # |X| is about exponential (sd = mean): 20,000 draws put the mean within 2.5 % at 3.5 sd
+    assert np.abs(noise).mean() == pytest.approx(mech.mean_abs(), rel=0.025)
+    assert np.mean(np.abs(noise) <= scale) == pytest.approx(float(mech.prob_within(scale)), abs=0.012)
+    assert abs(np.mean(noise > 0) - 0.5) < 0.012
 
 
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
@@ -110,6 +144,7 @@ def census():
 
 
 BOUNDS = {"AGI": (0, 1e5), "FICA": (0, 1e4)}
+AGI_BOUNDS = {"AGI": BOUNDS["AGI"]}  # bounds of a column not released are refused
 
 
 def test_dp_releases_add_the_documented_noise():
@@ -122,8 +157,8 @@ def test_dp_releases_add_the_documented_noise():
     means = table["AGI"].to_numpy()[order[:10]].mean()
     assert np.allclose(ir.released["AGI"].to_numpy()[order[:10]], means, atol=1e-3)  # group means, no visible noise
     with pytest.warns(PrivacyWarning, match="k = 10 <= sqrt"):
-        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method="insensitive-mdav", k=10, rng=0)
-    ins = dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method="insensitive-mdav", k=100, rng=0)
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="insensitive-mdav", k=10, rng=0)
+    ins = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="insensitive-mdav", k=100, rng=0)
     assert ins.sensitivity["AGI"] == pytest.approx(len(table) // 100 * 1e5 / 100)  # (n/k)·Δ/k
     assert ins.released["AGI"].nunique() == len(table) // 100
 
@@ -134,18 +169,18 @@ def test_every_method_uses_the_noise_it_is_given(method, k):
     table = census()
     released = {}
     for mechanism in ("laplace", "staircase"):
-        r = dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method=method, noise=mechanism, k=k, rng=3)
+        r = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, noise=mechanism, k=k, rng=3)
         assert r.noise == mechanism and r.to_dict()["noise"] == mechanism
         released[mechanism] = r.released["AGI"].to_numpy()
     assert not np.allclose(released["laplace"], released["staircase"])  # same seed, other mechanism
     with pytest.raises(InvalidParameterError, match="'noise' parameter must be one of") as caught:
-        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1.0, method=method, noise="gauss", k=k)
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, noise="gauss", k=k)
     assert caught.value.parameter == "noise"
 
 
 def test_a_huge_epsilon_gives_almost_no_noise_for_every_mechanism():
     for mechanism in ("laplace", "staircase"):
-        r = dp_release(census(), ["AGI"], bounds=BOUNDS, epsilon=1e12, method="record-noise", noise=mechanism, rng=0)
+        r = dp_release(census(), ["AGI"], bounds=AGI_BOUNDS, epsilon=1e12, method="record-noise", noise=mechanism, rng=0)
         assert np.allclose(r.released["AGI"], census()["AGI"].clip(*BOUNDS["AGI"]), atol=1e-3)
 
 
@@ -156,12 +191,87 @@ def test_bad_dp_input_is_named_or_documented():
     with pytest.raises(InvalidParameterError, match=r"bounds of \['AGI'\] must be finite with LO < HI"):
         dp_release(table, ["AGI"], bounds={"AGI": (5, 1)}, epsilon=1)
     with pytest.raises(InvalidParameterError, match="'epsilon' parameter must be positive"):
-        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=0)
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=0)
     with pytest.raises(InvalidParameterError, match="at most the number of rows"):
-        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1, method="ir-mdav", k=5000)
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=5000)
     with pytest.warns(PrivacyWarning, match="clamped"):
         r = dp_release(table, ["AGI"], bounds={"AGI": (0, 50_000)}, epsilon=1, method="record-noise", rng=0)
     assert r.clamped == {"AGI": int((table["AGI"] > 50_000).sum())} and r.clamped["AGI"] > 0
+
+
+def test_a_k_that_record_noise_would_ignore_and_bounds_of_a_column_not_released_are_refused():
+    table = census()
+    with pytest.raises(InvalidParameterError, match="'record-noise' .* k = 5 would be ignored") as caught:
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="record-noise", k=5)
+    assert caught.value.parameter == "k"
+    with pytest.raises(InvalidParameterError, match=r"bounds given for \['FICA'\], which are not released") as caught:
+        dp_release(table, ["AGI"], bounds=BOUNDS, epsilon=1, method="ir-mdav", k=20)
+    assert caught.value.parameter == "bounds"
+
+
+def people_with_names() -> pd.DataFrame:
+    table = census()
+    return table.assign(name=[f"person {i}" for i in range(len(table))])
+
+
+def test_identifiers_are_dropped_from_a_dp_release_and_their_absence_checked(tmp_path):
+    table = people_with_names()
+    release = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, identifiers=["name"],
+                         rng=0)
+    assert release.identifiers == ("name",) and "name" not in release.released.columns
+    report = write_dp_release(release, table, tmp_path / "dp.csv", identifiers=["name"]).data
+    written = pd.read_csv(tmp_path / "dp.csv")
+    assert list(written.columns) == [c for c in table.columns if c != "name"]
+    checks = {c["check"]: c for c in report["verification"]}
+    assert checks["identifiers absent"] == {"check": "identifiers absent", "passed": True, "detail": "none of ['name']"}
+    assert report["parameters"]["identifiers_dropped"] == ["name"]
+    # named to the writer only, they are dropped there
+    kept = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, rng=0)
+    assert "name" in kept.released.columns
+    write_dp_release(kept, table, tmp_path / "named_late.csv", identifiers=["name"])
+    assert "name" not in pd.read_csv(tmp_path / "named_late.csv").columns
+
+
+def test_the_identifier_check_bites_on_a_dp_release_written_with_them(tmp_path, monkeypatch):
+    from microrelease.core.release import table as table_module
+
+    real = table_module.write_csv
+    table = people_with_names()
+
+    def leaks_the_names(frame, path, sep=","):  # a writer bug: the names come back on the way to disk
+        real(frame.assign(name=table["name"].to_numpy()), path, sep)
+
+    monkeypatch.setattr(table_module, "write_csv", leaks_the_names)
+    release = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, identifiers=["name"],
+                         rng=0)
+    with pytest.raises(VerificationError, match=r"identifiers absent: none of \['name'\]"):
+        write_dp_release(release, table, tmp_path / "dp.csv", identifiers=["name"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_identifiers_of_a_dp_release_are_named():
+    table = people_with_names()
+    with pytest.raises(DataError, match=r"unknown identifier column\(s\) \['nme'\]") as caught:
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, identifiers=["nme"])
+    assert caught.value.parameter == "identifiers"
+    with pytest.raises(InvalidParameterError, match=r"\['AGI'\] given both as attributes and as identifiers") as caught:
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, identifiers=["AGI"])
+    assert caught.value.parameter == "identifiers"
+
+
+def test_a_tiny_epsilon_writes_a_strict_json_report(tmp_path):
+    """Noise of scale Δ/ε = 1e305 overflows the loss's sums of squares: JSON has no Infinity."""
+    table = census()
+    release = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1e-300, method="record-noise", rng=0)
+    published = write_dp_release(release, table, tmp_path / "dp.csv")
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    report = json.loads(report_path(tmp_path / "dp.csv").read_text(), parse_constant=refuse)
+    assert report == published.data
+    assert report["information_loss"]["sse_sst_percent"] == "inf"
+    assert report["parameters"]["per_attribute"]["AGI"]["noise_scale"] == 1e5 / 1e-300
 
 
 # --- multivariate staircase --------------------------------------------------------------------
@@ -198,7 +308,7 @@ def test_gauge_staircase_beats_per_coordinate_laplace_on_a_box():
 
 # --- ratio closeness (the route from t-closeness to DP) -------------------------------------------------------------
 
-def test_t_closeness_route_reaches_the_epsilon_it_promises_with_true_confidential_values():
+def test_ratio_closeness_reaches_the_epsilon_it_promises_with_true_confidential_values():
     from microrelease.core.data.samples import microdata_sample
     from microrelease.core.dp.ratio_closeness import ratio_closeness_release
 

@@ -157,3 +157,15 @@ def test_duckdb_writes_a_four_byte_float_as_text_exactly_as_pandas_does(duck):
     duck.register("t", pd.DataFrame({"x": column}))
     got = [r[0] for r in duck.execute(f"SELECT {_text('x', 'FLOAT')} FROM t").fetchall()]
     assert got == as_text(column).tolist()
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb", "dask"])
+def test_an_unclosed_quote_is_one_data_error_naming_the_file(tmp_path, engine, request):
+    # Dask reads the head of the file when it builds its graph, outside the wait that names errors
+    if engine == "dask":
+        engine = DaskEngine(scheduler=request.getfixturevalue("dask_client"))
+    bad = tmp_path / "unclosed.csv"
+    bad.write_text('sex,age\nMale,39\n"Female,50\nMale,20\n')
+    with pytest.raises(DataError, match="unclosed.csv") as caught:
+        summarize(bad, qi=["sex", "age"], hierarchy_dir=ADULT.folder, engine=engine)
+    assert "\n" not in str(caught.value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import numpy as np
 import pytest
@@ -11,6 +12,8 @@ from hypothesis import strategies as st
 
 from microrelease.core import METRICS, POLICIES, Cancelled, Lattice, build_profile, query
 from microrelease.core.lattice.policies import prefer
+from microrelease.core.lattice.profile import MEMORY_BUDGET, profile_frequency_set, roll_up
+from microrelease.core.models.profile import build_model_profile
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=4))
@@ -92,3 +95,8 @@ def test_progress_is_reported_and_work_can_be_cancelled(adult):
         calls.clear()
         with pytest.raises(Cancelled):
             build_profile(adult, strategy=strategy, should_stop=stop_after_three)
+
+
+def test_every_profile_builder_defaults_to_the_one_memory_budget():
+    for builder in (build_profile, profile_frequency_set, build_model_profile, roll_up):
+        assert inspect.signature(builder).parameters["memory_budget"].default == MEMORY_BUDGET == 512 << 20, builder

@@ -91,8 +91,8 @@ def test_released_table_is_k_anonymous_and_counts_every_row(case):
     maps = [level_maps(rows) for rows in case.hierarchy_rows]
     for v in ds.lattice:
         gt = generalize(ds, v, case.k)
-        assert len(gt.released) == len(case.table) - gt.n_suppressed
-        assert gt.n_suppressed == suppressed(class_counter(case.table, maps, v), case.k)
+        assert len(gt.released) == len(case.table) - len(gt.suppressed_rows)
+        assert len(gt.suppressed_rows) == suppressed(class_counter(case.table, maps, v), case.k)
         assert check_k_anonymity(gt.released, case.names, case.k).is_k_anonymous
         # suppressed rows are exactly those whose generalized combination is rare
         counter = class_counter(case.table, maps, v)

@@ -29,14 +29,14 @@ def test_lattice_is_the_papers(samarati):
 def test_minimal_required_suppression_at_bottom(samarati):
     # At [0,0] only (asian, 94139) occurs 3 times; the other 6 tuples are singletons.
     gt = generalize(samarati, (0, 0), 2)
-    assert gt.n_suppressed == 6
+    assert len(gt.suppressed_rows) == 6
     assert gt.released["ZIP"].tolist() == ["94139"] * 3
     assert gt.classes["size"].tolist() == [3]
 
 
 def test_generalized_table_at_1_1(samarati):
     gt = generalize(samarati, (1, 1), 2)
-    assert gt.n_suppressed == 0
+    assert len(gt.suppressed_rows) == 0
     assert sorted(zip(gt.classes["Race"], gt.classes["ZIP"], gt.classes["size"], strict=True)) == [
         ("person", "9413*", 6), ("person", "9414*", 3)]
 

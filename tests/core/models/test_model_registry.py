@@ -8,6 +8,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -26,7 +27,9 @@ from microrelease.core import (
     sensitive_frequency,
 )
 from microrelease.core.models.base import KernelCode, Statistic
+from microrelease.core.models.l_diversity import DistinctLDiversity
 from microrelease.core.models.registry import parse_model, spec_parameters
+from microrelease.core.models.rollup_kernels import KERNEL_KINDS
 from microrelease.core.models.t_closeness import GROUNDS, TCloseness
 
 TABLE = pd.DataFrame({"zip": ["1", "1", "1", "2", "2", "2", "3", "3", "4", "4"],
@@ -96,6 +99,26 @@ def test_kernel_kind_codes_are_distinct():
     models += [TCloseness(0.5, g) for g in GROUNDS]
     kinds = {(type(m), getattr(m, "ground", None)): m.kernel_code().kind for m in models}
     assert len(set(kinds.values())) == len(kinds)
+    assert set(kinds.values()) == KERNEL_KINDS  # a branch in the kernel for each, and none left over
+
+
+def test_a_kind_the_kernel_has_no_branch_for_is_refused_before_it_runs():
+    """Once the last branch was a catch-all: an unknown kind ran as hierarchical EMD of height 0, and
+    every class passed."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Unbranched(DistinctLDiversity):
+        kind: ClassVar[int] = max(KERNEL_KINDS) + 1
+
+    ds = small_dataset()
+    sf = sensitive_frequency(ds, "secret")
+    with pytest.raises(NotImplementedError, match=f"kind code {Unbranched.kind}, which it has no branch for"):
+        build_model_profile(ds, sf, [Unbranched(3)], strategy="numba")
+    # the numpy walk runs the model's own check: the profile of the model it copies
+    plain = build_model_profile(ds, sf, [Unbranched(3)], strategy="numpy")
+    np.testing.assert_array_equal(plain.failing_rows,
+                                  build_model_profile(ds, sf, [DistinctLDiversity(3)], strategy="numba").failing_rows)
+    assert plain.failing_rows.any()
 
 
 @pytest.mark.parametrize(("parameter", "spec", "named"), [
@@ -139,12 +162,12 @@ def test_prepare_models_reads_the_sensitive_hierarchy_only_when_needed(tmp_path)
     for given in (tmp_path / "secret.csv", str(tmp_path / "secret.csv"), SECRET):
         sensitive, (model,) = prepare_models(ds, "secret", {"t_closeness": "0.4:hierarchical"}, hierarchy=given)
         assert sensitive.hierarchy.rows == SECRET.rows and model.hierarchy is sensitive.hierarchy
-        assert model.order == sensitive.ground_order == tuple(SECRET.index[v] for v in sensitive.labels)
+        assert model.order == tuple(SECRET.index[v] for v in sensitive.labels)
     # by default the attribute's file in the dataset's hierarchy folder
     write_arx(ZIP, tmp_path / "zip.csv")
     in_folder = load_dataset(TABLE, qi=["zip"], hierarchy_dir=tmp_path, sensitive=["secret"])
     sensitive, (model,) = prepare_models(in_folder, "secret", [TCloseness(0.4, "hierarchical")])
-    assert sensitive.hierarchy.rows == SECRET.rows and model.order == sensitive.ground_order
+    assert sensitive.hierarchy.rows == SECRET.rows and model.order == tuple(SECRET.index[v] for v in sensitive.labels)
 
 
 def test_prepared_models_give_the_profile_of_the_models_built_by_hand():
@@ -159,7 +182,7 @@ def test_prepared_models_give_the_profile_of_the_models_built_by_hand():
     sensitive, models = prepare_models(ds, "occupation", {"l_diversity": "entropy:2",
                                                           "t_closeness": "0.3:hierarchical"})
     h = read_arx(find_hierarchy_file(adult_sample.folder, "occupation"), "occupation")
-    by_hand = [EntropyLDiversity(2.0), TCloseness(0.3, "hierarchical", h, sensitive.ground_order)]
+    by_hand = [EntropyLDiversity(2.0), TCloseness(0.3, "hierarchical", h, tuple(h.index[v] for v in sensitive.labels))]
     ours, theirs = build_model_profile(ds, sensitive, models), build_model_profile(ds, sensitive, by_hand)
     for key in ("offsets", "sizes", "counts", "failing_rows"):
         np.testing.assert_array_equal(getattr(ours, key), getattr(theirs, key))

@@ -282,7 +282,7 @@ def test_compiled_and_numpy_model_profiles_agree(mc, t):
     hierarchies = {n: Hierarchy(n, tuple(rows)) for n, rows in zip(case.names, case.hierarchy_rows, strict=True)}
     ds = load_dataset(table, qi=case.names, hierarchies=hierarchies, sensitive=["secret"])
     sf = sensitive_frequency(ds, "secret", SECRET_TREE)
-    models = [model, TCloseness(t, "hierarchical", SECRET_TREE, sf.ground_order)]
+    models = [model, TCloseness(t, "hierarchical", SECRET_TREE, tuple(SECRET_TREE.index[v] for v in sf.labels))]
     compiled = build_model_profile(ds, sf, models, strategy="numba")
     plain = build_model_profile(ds, sf, models, strategy="numpy")
     for k in {1, case.k}:

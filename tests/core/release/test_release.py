@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,6 +20,7 @@ from microrelease.core import (
 )
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.release import report_path
+from microrelease.core.release.publish import strict_json
 
 
 def people():
@@ -106,3 +108,9 @@ def test_check_k_anonymity_lists_the_smallest_classes():
     assert not result.is_k_anonymous
     assert result.smallest_classes.iloc[0].tolist() == ["y", "1", 1]
     assert result.n_classes == 3
+
+
+def test_a_report_writes_a_float_that_is_not_finite_as_a_string():
+    report = {"loss": np.float64("inf"), "nested": [float("-inf"), (float("nan"), 2.5)], "name": "inf", "n": None}
+    assert strict_json(report) == {"loss": "inf", "nested": ["-inf", ["nan", 2.5]], "name": "inf", "n": None}
+    assert json.loads(json.dumps(strict_json(report), allow_nan=False)) == strict_json(report)
