@@ -69,11 +69,13 @@ class Dashboard(pn.viewable.Viewer):
         return pn.Column(view, self.details, sizing_mode="stretch_width") if tab.details else view
 
     def __panel__(self):
-        # Each tab is built when first shown: a hidden tab's figures (the Sequences tab's attack curves
-        # take seconds) must not delay the page, nor a notebook cell.
+        # A tab with costly shared figures (``warm``: the Sequences tab's attack curves take seconds) is
+        # built when first shown, so that it delays neither the page nor a notebook cell. The others are
+        # built at once: a lazy wrapper would slow every update of the lattice it holds (~80 ms a k change).
         tabs = pn.Tabs(
             *((tab.title, pn.param.ParamFunction(lambda name=tab.name: self.tab_content(name), lazy=True,
-                                                 sizing_mode="stretch_width")) for tab in TABS),
+                                                 sizing_mode="stretch_width")
+               if tab.warm is not None else self.tab_content(tab.name)) for tab in TABS),
             dynamic=True, sizing_mode="stretch_width",
         )
         return pn.Row(

@@ -41,7 +41,9 @@ class NodeDetails(pn.viewable.Viewer):
         self.metrics = pn.pane.Markdown(css_classes=["node-metrics"], sizing_mode="stretch_width")
         self.failures = pn.widgets.Tabulator(disabled=True, show_index=False, height=220, visible=False,
                                              sizing_mode="stretch_width", css_classes=["failing-classes"])
-        self.state.param.watch(self._refresh, ["selected", "answer"])
+        # After the lattice's recolouring (precedence 0): the node's release is the slower update and
+        # must not hold back the answer the user is looking at.
+        self.state.param.watch(self._refresh, ["selected", "answer"], precedence=10)
         self._refresh()
 
     def _refresh(self, *_) -> None:

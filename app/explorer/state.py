@@ -10,6 +10,7 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 
 import numpy as np
 import pandas as pd
@@ -37,7 +38,7 @@ from microrelease.core.models.t_closeness import GROUNDS
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
 VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
 # The l-diversities of the models registry, by the keyword of their text spec ("distinct:L" -> "distinct").
-L_DIVERSITY = {cls.syntax.partition(":")[0]: cls.syntax for cls in spec_parameters()["l_diversity"]}
+L_DIVERSITY = {cls.syntax.partition(":")[0]: cls for cls in spec_parameters()["l_diversity"]}
 
 
 def spec_number(x: float) -> str:
@@ -122,9 +123,10 @@ class Explorer(param.Parameterized):
         """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
         parsed by the core's models registry as the command line's flags are."""
         specs = {}
-        if self.l_kind != "none":  # the registry's syntax with its placeholders filled
-            specs["l_diversity"] = (L_DIVERSITY[self.l_kind].replace("C", spec_number(self.c))
-                                    .replace("L", spec_number(self.l)))
+        if self.l_kind != "none":  # the keyword, then the model's fields in its declared order (c, l)
+            chosen = {"l": self.l, "c": self.c}
+            specs["l_diversity"] = ":".join([self.l_kind, *(spec_number(chosen[f.name])
+                                                             for f in fields(L_DIVERSITY[self.l_kind]))])
         if self.t > 0:
             specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
         return specs
