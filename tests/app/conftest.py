@@ -37,6 +37,13 @@ def page(browser):
     pg.on("console", lambda m: pg.console_msgs.append(f"{m.type}: {m.text}"))
     pg.on("pageerror", lambda e: pg.console_msgs.append(f"PAGEERROR {e}"))
     yield pg
+    # Close only once the document has nothing in flight: a page closed mid-update leaves the server
+    # sending on a closed websocket, which is the test's doing, not the app's.
+    try:
+        pg.wait_for_function("() => !window.Bokeh || Bokeh.documents.length === 0 || Bokeh.documents[0].is_idle",
+                             timeout=10_000)
+    except Exception:  # noqa: BLE001 - a page that never loaded Bokeh, or was already closed
+        pass
     context.close()
 
 
