@@ -51,7 +51,7 @@ def run(request: SearchRequest) -> int:
         **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
         "find_vector": answer.find_vector().to_dict(),
-        "k_minimal": [{f: n.to_dict()[f] for f in KMIN_FIELDS} for n in answer.k_minimal_nodes()],
+        "k_minimal": [{f: d[f] for f in KMIN_FIELDS} for d in (n.to_dict() for n in answer.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
     }
     if request.json:

@@ -35,7 +35,7 @@ class Summary(pn.viewable.Viewer):
         super().__init__(**params)
         self.text = pn.pane.Markdown(summary_text(self.state), css_classes=["summary"], sizing_mode="stretch_width")
         self.state.param.watch(lambda *_: setattr(self.text, "object", summary_text(self.state)),
-                               ["answer", "preferred", "policy"])
+                               ["answer", "preferred"])  # a new policy always sets a new answer
 
     def __panel__(self):
         return self.text

@@ -19,23 +19,19 @@ from microrelease.core.exceptions import DataError
 from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.release import Check, Published
 from microrelease.core.release.cells import escape_formulas
-from microrelease.core.release.table import input_name, publish_table, same_rows
+from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
 
 
 def _checks(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
             identifiers: Sequence[str]) -> list[Check]:
-    checks = [Check("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
-              Check("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns"),
-              Check("identifiers absent", not set(back.columns) & set(identifiers), f"none of {list(identifiers)}")]
+    checks = shape_checks(back, expected, identifiers)
     if not all(c.passed for c in checks):
         return checks
     for name in back.columns:
         if name in release.attributes:
             finite = bool(np.isfinite(pd.to_numeric(back[name], errors="coerce")).all())
             checks.append(Check(f"{name} released with noise", finite, "every value a finite number"))
-    kept = [c for c in back.columns if c not in release.attributes]
-    checks.append(Check("other columns unchanged", same_rows(back, original, kept),
-                        f"{len(kept)} columns hold the input's rows (in another order)"))
+    checks.append(untouched_check(back, original, release.attributes))
     return checks
 
 

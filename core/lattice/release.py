@@ -109,26 +109,16 @@ def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sens
     levels = generalize_codes(hierarchies, freq.codes[first], node)
     failing: dict[str, np.ndarray] = {}
     if models:
-        counts = class_value_counts(freq.codes, tuple_class, sensitive_frequency)
+        if freq.row_tuple is None:
+            raise InvalidParameterError("privacy models read every row's sensitive value: they need a Dataset, "
+                                        "not a summary computed by an engine", parameter="models")
+        counts = sensitive_frequency.class_counts(tuple_class[freq.row_tuple], len(sizes))
         for model in models:
             failing[model.describe()] = ~model.passes(counts, sensitive_frequency.table_counts)
     passing = np.ones(len(sizes), dtype=bool)
     for fails in failing.values():
         passing &= ~fails
     return NodeSuppression(tuple(node), k, sizes, (sizes < k) & passing, failing, levels)
-
-
-def class_value_counts(freq_codes: np.ndarray, tuple_class: np.ndarray, sensitive_frequency) -> np.ndarray:
-    """Classes × sensitive values: how many rows of each class hold each value."""
-    both = np.vstack([freq_codes, sensitive_frequency.codes])
-    _, inverse = np.unique(both, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
-    position = np.empty(inverse[: len(freq_codes)].max() + 1, dtype=np.int64)
-    position[inverse[: len(freq_codes)]] = np.arange(len(freq_codes))
-    sf_class = tuple_class[position[inverse[len(freq_codes):]]]
-    n, m = int(tuple_class.max()) + 1, len(sensitive_frequency.labels)
-    flat = np.bincount(sf_class * m + sensitive_frequency.values, weights=sensitive_frequency.counts, minlength=n * m)
-    return flat.reshape(n, m)
 
 
 def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) -> dict:

@@ -23,15 +23,13 @@ from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.microaggregation import Microaggregation
 from microrelease.core.release import Check, Published
 from microrelease.core.release.cells import escape_formulas
-from microrelease.core.release.table import input_name, publish_table, same_rows
+from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
 
 
 def _verify(result: Microaggregation, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
             identifiers: Sequence[str]) -> list[Check]:
     changed = set(result.confidential) if result.method == "ir-swap" else set(result.qi)
-    checks = [Check("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
-              Check("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns"),
-              Check("identifiers absent", not set(back.columns) & set(identifiers), f"none of {list(identifiers)}")]
+    checks = shape_checks(back, expected, identifiers)
     if not all(c.passed for c in checks):
         return checks
     if result.method == "mdav-id":
@@ -43,9 +41,7 @@ def _verify(result: Microaggregation, back: pd.DataFrame, expected: pd.DataFrame
             same = np.array_equal(np.sort(pd.to_numeric(back[name]).to_numpy(dtype=float)),
                                   np.sort(original[name].to_numpy(dtype=float)))
             checks.append(Check(f"{name} holds its original values", same, "as a multiset"))
-    untouched = [c for c in back.columns if c not in changed]
-    checks.append(Check("other columns unchanged", same_rows(back, original, untouched),
-                        f"{len(untouched)} columns hold the input's rows (in another order)"))
+    checks.append(untouched_check(back, original, sorted(changed)))
     return checks
 
 

@@ -53,6 +53,20 @@ def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:
     table.to_csv(path, index=False, sep=sep, lineterminator="\r\n" if has_cr else "\n")
 
 
+def shape_checks(back: pd.DataFrame, expected: pd.DataFrame, identifiers: Sequence[str]) -> list[Check]:
+    """What every in-memory release checks first on its file: rows, columns, no identifier column."""
+    return [Check("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
+            Check("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns"),
+            Check("identifiers absent", not set(back.columns) & set(identifiers), f"none of {list(identifiers)}")]
+
+
+def untouched_check(back: pd.DataFrame, original: pd.DataFrame, changed: Sequence[str]) -> Check:
+    """The columns a method does not change hold the input's rows (in another order)."""
+    untouched = [c for c in back.columns if c not in set(changed)]
+    return Check("other columns unchanged", same_rows(back, original, untouched),
+                 f"{len(untouched)} columns hold the input's rows (in another order)")
+
+
 def input_name(source: str) -> str:
     """A report names its input by file name only (it may travel with the release)."""
     return Path(source).name if source != "<DataFrame>" else source

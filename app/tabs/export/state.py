@@ -40,6 +40,7 @@ class ExportState(param.Parameterized):
         # (key, spec, (csv bytes, report bytes)) of the last write; the spec is held so that the ids
         # in the key cannot be reused by other objects while the entry lives
         self._cache: tuple | None = None
+        self._counts: tuple | None = None  # (key, spec, counts) of the last decision described
 
     def node(self) -> int | None:
         """The node an export writes: the selected one, else the policy's preferred one (None: neither)."""
@@ -85,8 +86,13 @@ class ExportState(param.Parameterized):
         return text + (f"; it fails the privacy models: {failing}." if failing else ".")
 
     def counts(self) -> dict:
-        """Rows the export writes and suppresses, by reason (the report's ``counts``)."""
-        return self.spec().suppression().counts(self.explorer.dataset.n_rows)
+        """Rows the export writes and suppresses, by reason (the report's ``counts``), computed once
+        per decision: the view asks again on every tap of the same node."""
+        spec = self.spec()
+        key = decision_key(spec, False)
+        if self._counts is None or self._counts[0] != key:
+            self._counts = (key, spec, spec.suppression().counts(self.explorer.dataset.n_rows))
+        return self._counts[2]
 
     def write(self, path: str | Path) -> Published:
         """Write the current decision to ``path`` (and its report beside it), read back and checked.
@@ -105,5 +111,5 @@ class ExportState(param.Parameterized):
         spec = self.spec()
         key = decision_key(spec, self.escape)
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, spec, written_bytes(self.write, FILE))
+            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, escape=self.escape), FILE))
         return self._cache[2]
