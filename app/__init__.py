@@ -13,7 +13,11 @@ def __getattr__(name: str):
         from microrelease.app.explorer.state import Explorer
 
         return Explorer
-    if name in {"Dashboard", "create_app", "lattice_view", "serve", "tradeoff_view"}:
+    if name == "serve":
+        from microrelease.app.serve import serve
+
+        return serve
+    if name in {"Dashboard", "create_app", "lattice_view", "tradeoff_view"}:
         from microrelease.app import main
 
         return getattr(main, name)

@@ -45,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(request: AppRequest) -> int:
-    from microrelease.app.main import serve  # Panel is loaded only for this command
+    from microrelease.app.serve import serve  # Panel is loaded only for this command
 
     dataset = load(request.table) if request.table else None
     serve(host=request.host, port=request.port, sample=request.sample, dataset=dataset, show=request.show)

@@ -1,0 +1,24 @@
+"""Text from data, file names or users, made safe to put in a Markdown or HTML pane.
+
+Panel's Markdown panes render raw HTML, so a data value ``<img src=x onerror=...>`` or a file named
+so would run in the viewer's browser (stored XSS). Every such text goes through :func:`shown`
+before it reaches a pane: HTML is escaped and Markdown punctuation is backslash-escaped, so the
+value reads exactly as it is in the data (``9413*`` stays ``9413*``, not an emphasis).
+"""
+
+from __future__ import annotations
+
+import html
+
+MARKDOWN_PUNCTUATION = "\\`*_{}[]()#+-.!|~"
+
+
+def shown(value: object) -> str:
+    """``value`` as literal text inside Markdown (HTML escaped, Markdown punctuation escaped)."""
+    text = html.escape(str(value), quote=True)
+    return "".join("\\" + ch if ch in MARKDOWN_PUNCTUATION else ch for ch in text)
+
+
+def shown_html(value: object) -> str:
+    """``value`` as literal text inside HTML (not Markdown): HTML escaped only."""
+    return html.escape(str(value), quote=True)
