@@ -21,7 +21,8 @@ def wait_http(url: str, timeout: float = 90) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
-            with urllib.request.urlopen(url, timeout=2):
+            # a first page can take seconds on a busy machine: wait for its answer, not just the socket
+            with urllib.request.urlopen(url, timeout=max(2.0, deadline - time.time())):
                 return
         except OSError:
             time.sleep(0.3)

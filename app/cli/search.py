@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
 from microrelease.core import query
+from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 
 NAME = "search"
 HELP = "k-minimal generalizations, Find_vector and the preferred node"
@@ -39,6 +40,13 @@ def run(request: SearchRequest) -> int:
     dataset, policy, weights = rows.dataset, request.query.policy, dict(request.query.weights)
     answer = query(profile, request.query.k, request.query.max_sup)
     preferred = answer.preferred(policy, weights)
+    hierarchies = dataset.hierarchies
+
+    def named(node: dict) -> dict:  # "levels" beside "vector": {"age": "bands of 10", ...}
+        vector = node["vector"]
+        return {"vector": vector, "levels": describe_levels(hierarchies, vector),
+                **{f: v for f, v in node.items() if f != "vector"}}
+
     result = {
         "n_rows": dataset.n_rows,
         "qi": list(dataset.quasi_identifiers),
@@ -50,9 +58,9 @@ def run(request: SearchRequest) -> int:
         "engine": request.engine.name,
         **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
-        "find_vector": answer.find_vector().to_dict(),
-        "k_minimal": [{f: d[f] for f in KMIN_FIELDS} for d in (n.to_dict() for n in answer.k_minimal_nodes())],
-        "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **preferred.to_dict()},
+        "find_vector": named(answer.find_vector().to_dict()),
+        "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
+        "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
     }
     if request.json:
         print(json.dumps(result, indent=2))
@@ -61,14 +69,15 @@ def run(request: SearchRequest) -> int:
     print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {profile.lattice.size} "
           f"nodes (heights {list(profile.lattice.heights)}) profiled in {seconds:.2f} s")
     print(f"k = {answer.k}, MaxSup = {answer.max_sup} rows")
-    print(f"Find_vector: {list(result['find_vector']['vector'])} at height {sum(result['find_vector']['vector'])} "
-          f"after {len(result['find_vector']['trace'])} probes")
+    fv = result["find_vector"]
+    print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"
+          f"\n  = {describe_vector(hierarchies, fv['vector'])}")
     print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
-    print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}")
+    print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}  levels")
     for n in result["k_minimal"]:
         print(f"  {str(n['vector']):<28} {n['height']:>6} {n['suppressed']:>7} {n['accuracy']:>8.3f} "
-              f"{n['completeness']:>8.3f} {n['distinct']:>8}")
+              f"{n['completeness']:>8.3f} {n['distinct']:>8}  {describe_vector(hierarchies, n['vector'])}")
     p = result["preferred"]
     print(f"preferred by {policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
-          f"completeness {p['completeness']:.3f})")
+          f"completeness {p['completeness']:.3f})\n  = {describe_vector(hierarchies, p['vector'])}")
     return 0

@@ -1,31 +1,62 @@
-"""The line above the tabs: the question, the k-minimal nodes and the preferred one."""
+"""The lines above the tabs: the question, what satisfies it, the preferred node and the k-minimal ones.
+
+A vector is read with its level names (``[1, 1] = Race: level 1 (all: person), ZIP: ...``); the
+k-minimal list folds away under a ``<details>`` so the first line stays one line. Level names come
+from hierarchy files, so every name goes through :func:`shown`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import panel as pn
 import param
 
 from microrelease.app.explorer.state import Explorer
+from microrelease.app.text import shown
+from microrelease.core.lattice.hierarchies import Hierarchy, describe_levels, describe_vector
 
-SHOWN = 40  # k-minimal vectors spelled out; more are counted
+INLINE = 5  # k-minimal vectors spelled on the folded line; more are counted
+LISTED = 40  # k-minimal vectors named in the unfolded table; more are counted
 
 
 def summary_text(e: Explorer) -> str:
-    """One paragraph for the page, with stable element ids the browser tests read."""
+    """Markdown for the page, with stable element ids the browser tests read:
+    #k, #max-sup, #n-kmin, #kmin (space-separated vectors), #preferred (a vector) and #models."""
     if e.answer is None:
         return "No data loaded."
     kmin = e.k_minimal_vectors()
-    pref = "none" if e.preferred is None else str(list(e.lattice.node(e.preferred)))
-    shown = " ".join(str(v) for v in kmin[:SHOWN]) + (f" … (+{len(kmin) - SHOWN})" if len(kmin) > SHOWN else "")
-    return (
+    hierarchies = e.dataset.hierarchies
+    if e.preferred is None:
+        pref = "<span id='preferred'>none</span>"
+    else:
+        vector = list(e.lattice.node(e.preferred))
+        pref = f"<span id='preferred'>{vector}</span> = {shown(describe_vector(hierarchies, vector))}"
+    models = ""
+    if e.profile.models:
+        described = ", ".join(m.describe() for m in e.profile.models)
+        models = f" · models: <span id='models'>{shown(described)}</span> on {shown(e.sensitive_attribute)}"
+    head = (
         f"**k = <span id='k'>{e.k}</span>, MaxSup = <span id='max-sup'>{e.max_sup}</span> rows** "
-        f"({e.max_sup / e.dataset.n_rows:.2%}) · {int(e.answer.satisfying.sum())} of "
-        f"{e.lattice.size} nodes satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal: "
-        f"<span id='kmin'>{shown}</span> · preferred ({e.policy}): <span id='preferred'>{pref}</span>"
-        + (f" · models: <span id='models'>{', '.join(m.describe() for m in e.profile.models)}</span> "
-           f"on {e.sensitive_attribute}" if e.profile.models else "")
-        + (f"\n\n⚠ {e.message}" if e.message else "")
+        f"({e.max_sup / e.dataset.n_rows:.2%}) · {int(e.answer.satisfying.sum()):,} of {e.lattice.size:,} nodes "
+        f"satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal · preferred ({e.policy}): {pref}{models}"
     )
+    return head + "\n\n" + kmin_details(kmin, hierarchies) + (f"\n\n⚠ {shown(e.message)}" if e.message else "")
+
+
+def kmin_details(kmin: list[list[int]], hierarchies: Sequence[Hierarchy]) -> str:
+    """The k-minimal vectors on one folded line; unfolded, a table of their level names, one column per QI."""
+    inline = " ".join(str(v) for v in kmin[:INLINE]) + (f" … (+{len(kmin) - INLINE})" if len(kmin) > INLINE else "")
+    # the <summary> line is raw HTML (no Markdown inside an HTML block): it holds only numbers
+    folded = f"<details class='kmin-list'><summary>k-minimal: <span id='kmin'>{inline}</span></summary>"
+    if not kmin:
+        return folded + "</details>"
+    header = "| vector | " + " | ".join(shown(h.attribute) for h in hierarchies) + " |\n"
+    rule = "|---" * (len(hierarchies) + 1) + "|\n"
+    rows = "".join(f"| {v} | " + " | ".join(shown(name) for name in describe_levels(hierarchies, v).values()) + " |\n"
+                   for v in kmin[:LISTED])
+    more = f"\n… and {len(kmin) - LISTED} more\n" if len(kmin) > LISTED else ""
+    return f"{folded}\n\n{header}{rule}{rows}{more}\n</details>"
 
 
 class Summary(pn.viewable.Viewer):

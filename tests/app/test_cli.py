@@ -29,7 +29,7 @@ def test_search_json_has_the_documented_shape(capsys):
     assert set(result) >= {"n_rows", "qi", "heights", "lattice_size", "k", "max_sup", "find_vector", "k_minimal", "preferred"}
     assert (result["n_rows"], result["qi"], result["heights"], result["lattice_size"]) == (9, ["Race", "ZIP"], [1, 2], 6)
     assert sorted(n["vector"] for n in result["k_minimal"]) == [[0, 1], [1, 0]]
-    assert set(result["k_minimal"][0]) == {"vector", "height", "suppressed", "accuracy", "completeness", "distinct",
+    assert set(result["k_minimal"][0]) == {"vector", "levels", "height", "suppressed", "accuracy", "completeness", "distinct",
                                            "rel_distance"}
     assert result["find_vector"]["vector"] == [0, 1]
     assert result["find_vector"]["trace"][0] == {"low": 0, "high": 3, "try": 1, "tested": [[0, 1]], "satisfied": [0, 1]}

@@ -1,13 +1,16 @@
-"""Generalization hierarchies: the model, ARX CSV input/output, and builders."""
+"""Generalization hierarchies: the model, ARX CSV input/output, builders, and level names."""
 
 from microrelease.core.lattice.hierarchies.arx import find_hierarchy_file, read_arx, write_arx
 from microrelease.core.lattice.hierarchies.builders import dates, intervals, masking, taxonomy
 from microrelease.core.lattice.hierarchies.model import MISSING, Hierarchy
+from microrelease.core.lattice.hierarchies.names import describe_levels, describe_vector
 
 __all__ = [
     "MISSING",
     "Hierarchy",
     "dates",
+    "describe_levels",
+    "describe_vector",
     "find_hierarchy_file",
     "intervals",
     "masking",

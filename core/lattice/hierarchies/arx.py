@@ -1,14 +1,14 @@
 """Read and write hierarchies in ARX's CSV format.
 
 ARX format: ``;``-separated, no header, one row per ground value; column j is that value's
-generalization at level j. The bundled adult hierarchies use it.
+generalization at level j. The bundled adult hierarchies use it. The format has no level names, so
+a hierarchy read from it names its levels by example (``names.default_level_names``).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import re
 from pathlib import Path
 
 from microrelease.core.exceptions import DataError, HierarchyError
@@ -37,36 +37,8 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
     except csv.Error as exc:  # e.g. a field over csv.field_size_limit(): not a hierarchy file?
         name = f"hierarchy file {path}" if path else "the hierarchy"
         raise DataError(f"{name} of {attribute!r}: line {reader.line_num} cannot be read as CSV ({exc})") from None
-    names = infer_level_names(attribute, rows) if rows and len({len(r) for r in rows}) == 1 else ()
-    return Hierarchy(attribute, tuple(rows), names)
-
-
-_RANGE = re.compile(r"^\[?(-?\d+(?:\.\d+)?)\s*[-,]\s*(-?\d+(?:\.\d+)?)[\])]?$")
-
-
-def infer_level_names(attribute: str, rows: list[tuple[str, ...]]) -> tuple[str, ...]:
-    """Readable level names for a file without them: bands of one width, masked digits, or "level j".
-
-    Level 0 is the attribute itself and a single top value is named after it (usually ``*``).
-    """
-    depth = len(rows[0])
-    names = [attribute]
-    for j in range(1, depth):
-        labels = {r[j] for r in rows}
-        name = f"level {j}"
-        if j == depth - 1 and len(labels) == 1:
-            name = next(iter(labels))
-        elif all(_RANGE.match(v) for v in labels):
-            widths = {round(float(_RANGE.match(v)[2]) - float(_RANGE.match(v)[1]), 9) for v in labels}
-            closed = not any(v.startswith("[") for v in labels)
-            if len(widths) == 1:
-                name = f"{widths.pop() + (1 if closed else 0):g}-wide bands"
-        else:
-            masked = {len(v) - len(v.rstrip("*")) for v in labels}
-            if len(masked) == 1 and (n := masked.pop()) > 0:
-                name = f"last {n} masked"
-        names.append(name)
-    return tuple(names)
+    # no names in the format: levels read "level j (e.g. 9413*)" from the file's own values
+    return Hierarchy(attribute, tuple(rows))
 
 
 def write_arx(hierarchy: Hierarchy, target: str | Path | io.TextIOBase, *, sep: str = ";") -> None:

@@ -16,8 +16,7 @@ from datetime import datetime
 
 from microrelease.core.exceptions import HierarchyError
 from microrelease.core.lattice.hierarchies.model import Hierarchy
-
-TOP = "*"
+from microrelease.core.lattice.hierarchies.names import AS_IS, TOP
 
 
 def _distinct(values: Iterable[object]) -> list[str]:
@@ -54,7 +53,8 @@ def intervals(attribute: str, values: Iterable[object], widths: Sequence[float],
             lo = origin + math.floor((x - origin) / w) * w
             row.append(f"{int(lo)}-{int(lo + w - 1)}" if integral else f"[{lo:g}, {lo + w:g})")
         rows.append((*row, TOP))
-    names = (attribute, *(f"{w:g}-wide bands" for w in widths), TOP)
+    # the builder knows widths, not units: "bands of 10", never "10-year bands"
+    names = (AS_IS, *(f"bands of {w:g}" for w in widths), TOP)
     return Hierarchy(attribute, tuple(rows), names)
 
 
@@ -75,8 +75,23 @@ def masking(attribute: str, values: Iterable[object], masked: Sequence[int] | No
         if j and n <= steps[j - 1]:
             raise HierarchyError(attribute, f"masked character counts must increase, got {steps}")
     rows = [(v, *(v[: len(v) - n] + mask_char * n for n in steps), TOP) for v in ground]
-    names = (attribute, *(f"last {n} masked" for n in steps), TOP)
+    names = (AS_IS, *(_masked_name(ground, n) for n in steps), TOP)
     return Hierarchy(attribute, tuple(rows), names)
+
+
+def _masked_name(ground: list[str], n: int) -> str:
+    """Codes of one length read as what is kept ("3 digits"); others as what is masked."""
+    lengths = {len(v) for v in ground}
+    if len(lengths) == 1:
+        kept = lengths.pop() - n
+        if kept == 0:
+            return "all masked"
+        digits = all(ch in "0123456789" for v in ground for ch in v)
+        if digits:
+            return "1 digit" if kept == 1 else f"{kept} digits"
+        return "first character" if kept == 1 else f"first {kept} characters"
+    return "last character masked" if n == 1 else f"last {n} characters masked"
+
 
 
 def taxonomy(attribute: str, parent_of: Mapping[str, str]) -> Hierarchy:
@@ -104,7 +119,7 @@ def taxonomy(attribute: str, parent_of: Mapping[str, str]) -> Hierarchy:
         paths.append(path)
     depth = max(len(p) for p in paths)
     rows = tuple(tuple([p[0]] * (depth - len(p)) + p) for p in paths)
-    return Hierarchy(attribute, rows)
+    return Hierarchy(attribute, rows)  # levels named by example: "level 2 (e.g. health)"
 
 
 def dates(attribute: str, values: Iterable[object], *, format: str = "%Y-%m-%d") -> Hierarchy:
@@ -120,7 +135,7 @@ def dates(attribute: str, values: Iterable[object], *, format: str = "%Y-%m-%d")
         rows.append((v, f"{d.year:04d}-{d.month:02d}", f"{d.year:04d}", TOP))
     if bad:
         raise HierarchyError(attribute, f"values not in the date format {format!r}: {bad[:20]}")
-    return Hierarchy(attribute, tuple(rows), (attribute, "month", "year", TOP))
+    return Hierarchy(attribute, tuple(rows), (AS_IS, "month", "year", TOP))
 
 
 def _is_number(text: str) -> bool:

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import CoverageError, HierarchyError
+from microrelease.core.lattice.hierarchies.names import default_level_names
 
 #: A missing value (empty cell, NaN, None) is the label "" in the data. If the hierarchy has a ground
 #: value "", that row maps it; otherwise it is a value of its own at every level below the top and
@@ -36,8 +37,9 @@ class Hierarchy:
     ----------
     attribute : the attribute (column) name, used in every error message.
     rows : one tuple per ground value: ``(ground, level-1 label, ..., top label)``.
-    level_names : optional names of the levels (``("age", "5-year bands", ..., "*")``); defaults
-        to ``"level j"``.
+    level_names : optional names of the levels (``("as is", "bands of 5", ..., "*")``); defaults to
+        ``"as is"``, ``"level j (e.g. <a value at level j>)"``, ..., ``"*"`` (see
+        :func:`~microrelease.core.lattice.hierarchies.names.default_level_names`).
     """
 
     attribute: str
@@ -55,7 +57,7 @@ class Hierarchy:
         object.__setattr__(self, "rows", rows)
         _validate_rows(self.attribute, rows)
         depth = len(rows[0])
-        names = tuple(self.level_names) or tuple(f"level {j}" for j in range(depth))
+        names = tuple(str(n) for n in self.level_names) or default_level_names(rows)
         if len(names) != depth:
             raise HierarchyError(self.attribute, f"{len(names)} level names given for {depth} levels")
         object.__setattr__(self, "level_names", names)
@@ -86,6 +88,11 @@ class Hierarchy:
     def level_size(self, level: int) -> int:
         """|D_level|: the number of distinct values at that level."""
         return len(self.labels[level])
+
+    def level_name(self, level: int) -> str:
+        """How ``level`` reads to a person (``"as is"``, ``"bands of 10"``, ``"*"``)."""
+        self._check_level(level)
+        return self.level_names[level]
 
     def generalize(self, values: Iterable[str], level: int) -> list[str]:
         """Each value's generalization at ``level`` (values must be ground values)."""

@@ -32,7 +32,7 @@ def test_reads_the_adult_age_hierarchy():
     # ARX's file puts 50 in "45-49" (its bands are shifted by one); we reproduce the file, not arithmetic
     assert h.generalize(["39", "50", "51"], 1) == ["35-39", "45-49", "50-54"]
     assert h.generalize(["39"], 4) == ["*"]
-    assert h.level_names[1] == "5-wide bands"
+    assert h.level_names[1] == "level 1 (e.g. 0-4)"
 
 
 @given(hierarchy_rows("a"))
@@ -71,7 +71,7 @@ def test_masking_builder_as_in_the_issue():
 def test_interval_builder():
     h = intervals("age", [17, 23, 39, 90], [5, 10, 20])
     assert h.rows[2] == ("39", "35-39", "30-39", "20-39", "*")
-    assert h.level_names == ("age", "5-wide bands", "10-wide bands", "20-wide bands", "*")
+    assert h.level_names == ("as is", "bands of 5", "bands of 10", "bands of 20", "*")
     f = intervals("income", [0.5, 2.25], [0.5])
     assert f.rows[1] == ("2.25", "[2, 2.5)", "*")
     with pytest.raises(HierarchyError, match="'age'.*whole multiple"):
