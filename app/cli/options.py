@@ -276,7 +276,9 @@ def add_output_options(p: argparse.ArgumentParser, *, out_help: str, folder: boo
     p.add_argument("--escape-formulas", action="store_true",
                    help="write text cells that a spreadsheet would run as formulas (=, +, -, @, tab, CR) with a "
                         "leading ' (recorded in the report)")
-    p.add_argument("--json", action="store_true", help="print the report")
+    p.add_argument("--json", action="store_true",
+                   help="print the report (always written beside the output as .report.json, with a page a "
+                        "person reads and prints, .report.html)")
 
 
 @dataclass(frozen=True)

@@ -56,5 +56,6 @@ def finish(published: Published, output: OutputRequest, summary: str) -> int:
         print(json.dumps(report, indent=2))
         return 0
     print(summary)
+    print(f"report: {published.target.report}; to read and print: {published.target.html}")
     print(f"re-checked on the written file: {', '.join(published.checks)}")
     return 0

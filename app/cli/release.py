@@ -1,5 +1,5 @@
-"""``microrelease release``: write the released table (the policy's node, or ``--node``) and its
-report, re-checked from the written file."""
+"""``microrelease release``: write the released table (the policy's node, or ``--node``), its report
+(OUT.report.json) and the report's page for a person (OUT.report.html), re-checked from the written file."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from microrelease.core.release import file_target
 from microrelease.core.validation import parse_max_sup
 
 NAME = "release"
-HELP = "write the released table and its report, re-checked"
+HELP = "write the released table, its report and a printable HTML page of it, re-checked"
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,8 @@ Request = ReleaseRequest  # what main() parses the Namespace into, once
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_lattice_options(p)
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
-    add_output_options(p, out_help="output .csv or .parquet; the report goes to OUT.report.json")
+    add_output_options(p, out_help="output .csv or .parquet; the report goes to OUT.report.json, a page a person "
+                                   "reads (and prints) to OUT.report.html")
     p.add_argument("--list-suppressed", type=non_negative, default=0, metavar="N",
                    help="list up to N suppressed classes in the report (they single out outliers: keep such a "
                         "report private); default: their number only")

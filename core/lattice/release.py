@@ -10,7 +10,10 @@ only then put in place. The same function serves the CLI, the dashboard's export
 
 The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
 values, size, reason) only on request, and never input row positions: a report beside the release
-would otherwise tell which people are the input's outliers.
+would otherwise tell which people are the input's outliers. For the page a person reads, it also
+says why the node was chosen and where it sits in the lattice (its height, whether it is k-minimal),
+what each QI keeps (level, level name, share of distinct values), and, counted on the file read
+back, the class-size histogram and the re-identification risk.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.profile import ClassStats
+from microrelease.core.lattice.release_report import decision, minimality, utility
 from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
+from microrelease.core.release.risk import class_figures
 from microrelease.core.validation import check_k
 
 
@@ -242,19 +247,30 @@ def write_release(
     def write(paths):
         engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
 
+    planned = class_figures(suppression.sizes[~suppression.suppressed])["classes"]["histogram"]
+
     def verify(paths):
-        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models)
+        return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models,
+                                     planned=planned)
 
     h, qi = data.hierarchies, data.quasi_identifiers
+    figures = node_figures(data.lattice, data.n_rows, suppression)
+    minimal = minimality(data.lattice, node, max_sup, models, lambda other: _satisfies(
+        node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models), max_sup),
+        by_policy=bool((parameters or {}).get("policy")))
     body = {
         "kind": "generalization",
         "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
                        "identifiers_dropped": list(data.schema.identifiers),
                        "sensitive": [sensitive_frequency.attribute] if models else list(data.schema.sensitive),
                        "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
-        "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))}},
+        "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))},
+                 "height": sum(node), "max_height": data.lattice.max_height, "k_minimal": minimal[0],
+                 "k_minimal_detail": minimal[1]},
+        "decision": decision(data.lattice, node, figures, dict(parameters or {}), minimal),
         "counts": counts,
-        "metrics": node_figures(data.lattice, data.n_rows, suppression),
+        "metrics": figures,
+        "utility": utility(data, node, suppression.class_levels[~suppression.suppressed]),
         "input": {"name": _input_name(data), "rows": data.n_rows, "checksum": data.checksum,
                   "missing_qi_values": dict(data.missing_counts),
                   "blank_lines_skipped": getattr(data, "blank_lines_skipped", 0), "engine": engine.name},
@@ -263,6 +279,10 @@ def write_release(
         "suppressed": _suppressed_classes(data, suppression, list_classes),
     }
     return publish(target, write, verify, body, should_stop=should_stop)
+
+
+def _satisfies(suppression: NodeSuppression, max_sup: int) -> bool:
+    return int(suppression.sizes[suppression.suppressed].sum()) <= max_sup
 
 
 def _input_paths(data) -> list[Path]:
@@ -284,8 +304,10 @@ def _input_name(data) -> str:
 
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive_frequency,
-                          models) -> Verified:
-    """Every claim of a generalization release, checked on the written file by re-reading it."""
+                          models, planned: list | None = None) -> Verified:
+    """Every claim of a generalization release, checked on the written file by re-reading it; the
+    class sizes and the risk they carry are reported as counted on the file (``planned``: the
+    histogram the release should have, ``[size, classes]`` pairs)."""
     written = Source((path,), plan.format, plan.sep)
     columns = written.columns()
     extra = [sensitive_frequency.attribute] if models else []
@@ -309,6 +331,11 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
         strangers = sorted(set(classes[q]) - allowed)[:3]
         checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
                             if not strangers else f"values {strangers} are not labels of the node's level"))
+    figures = class_figures(by_class.to_numpy())
+    if planned is not None:
+        same = figures["classes"]["histogram"] == planned
+        checks.append(Check("class sizes", same, f"{len(by_class)} classes, sized as planned" if same
+                            else "the classes read back differ from the node's released classes"))
     if models and rows:
         table = classes.pivot_table(index=list(plan.qi), columns=sensitive_frequency.attribute, values=COUNT,
                                     aggfunc="sum", fill_value=0)
@@ -325,4 +352,5 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
     found = {name: counted for name in grouped if any(counted := formula_counts(classes[name], classes[COUNT]))}
     others = [c for c in columns if c not in grouped]
     found |= engine.formula_cells(written, others) if others else {}
-    return with_formula_check(checks, found, plan.escape, columns)
+    verified = with_formula_check(checks, found, plan.escape, columns)
+    return Verified(verified.checks, {**verified.facts, **figures})

@@ -1,10 +1,18 @@
 """How releases reach the disk: one path for every kind of release (see :mod:`.publish`), the rules
-that keep a user's files safe (:mod:`.target`), and what every released table goes through (random
-row order, spreadsheet formula cells: :mod:`.cells`)."""
+that keep a user's files safe (:mod:`.target`), what every released table goes through (random
+row order, spreadsheet formula cells: :mod:`.cells`), and the page a person reads beside the JSON
+report (:mod:`.report_html`, built with :mod:`.html`; the risk figures from :mod:`.risk`)."""
 
 from microrelease.core.release.cells import escape_formulas, formula_cells, shuffled, with_formula_check
 from microrelease.core.release.publish import Check, Published, Verified, publish
-from microrelease.core.release.target import Target, file_target, folder_target, previous_release, report_path
+from microrelease.core.release.target import (
+    Target,
+    file_target,
+    folder_target,
+    html_path,
+    previous_release,
+    report_path,
+)
 
 __all__ = ["Check", "Published", "Target", "Verified", "escape_formulas", "file_target", "folder_target",
-           "formula_cells", "previous_release", "publish", "report_path", "shuffled", "with_formula_check"]
+           "formula_cells", "html_path", "previous_release", "publish", "report_path", "shuffled", "with_formula_check"]

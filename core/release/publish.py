@@ -10,8 +10,12 @@ the release makes. It:
 3. re-reads them and runs the checks; any failure raises and nothing is put in place;
 4. writes the report (with each file's checksum and every check's result) under a temporary name,
    as strict JSON: a float that is not finite (an information loss that overflowed at a tiny ε) is
-   written as the string ``"inf"``, ``"-inf"`` or ``"nan"``, since JSON has no such numbers;
-5. moves the data files into place, then the report: a reader who finds a report finds its files.
+   written as the string ``"inf"``, ``"-inf"`` or ``"nan"``, since JSON has no such numbers; and the
+   page a person reads (``OUT.report.html``), rendered from that same report: the JSON names the
+   page with its SHA-256 (``html_report``), so the JSON stays the one record of the release and a
+   page edited since is recognised (and never overwritten);
+5. moves the data files into place, then the page, then the JSON report: a reader who finds a report
+   finds its files.
 
 Whatever happens (an error, a full disk, a cancel, SIGINT/SIGTERM turned into an exception), the
 temporary files, the lock and any folder created on the way are removed; nothing else is touched.
@@ -30,6 +34,7 @@ from pathlib import Path
 
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.exceptions import Cancelled, OutputError, VerificationError
+from microrelease.core.release.report_html import render_report
 from microrelease.core.release.target import TOOL, Target, check_target
 
 
@@ -55,7 +60,8 @@ class Verified:
 
 @dataclass(frozen=True)
 class Published:
-    """A release in place: its report (as written) and where its files are."""
+    """A release in place: its report (as written) and where its files are (``target.report`` and the
+    page ``target.html`` beside them)."""
 
     data: dict
     target: Target
@@ -110,15 +116,19 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
             "output": {**dict(body.get("output", {})), "files": files},
             "verification": [c.to_dict() for c in checks],
         })
-        report_temp = target.folder / f".{target.report.name}.partial-{token}"
-        made.append(report_temp)
+        page = render_report(report, target.report.name)  # before the JSON names the page: no loop
+        html_temp, report_temp = (target.folder / f".{p.name}.partial-{token}" for p in (target.html, target.report))
+        made.extend((html_temp, report_temp))
+        _io(target, lambda: _write_synced(html_temp, page))
+        report["html_report"] = {"name": target.html.name, "bytes": html_temp.stat().st_size,
+                                 "checksum": file_checksum(html_temp)}
         _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2, allow_nan=False) + "\n"))
         _stop(should_stop)
-        _io(target, lambda: _commit(target, temp, report_temp))
-        made = [p for p in made if p not in (*temp.values(), report_temp)]
+        _io(target, lambda: _commit(target, temp, html_temp, report_temp))
+        made = [p for p in made if p not in (*temp.values(), html_temp, report_temp)]
         return Published(report, target)
     except BaseException:
-        _remove_made(made)
+        _remove_made([lock, *made])  # the lock too, or a folder made for the release is not empty yet
         raise
     finally:
         _remove_made([lock])
@@ -201,12 +211,14 @@ def _write_synced(path: Path, text: str) -> None:
         os.fsync(fh.fileno())
 
 
-def _commit(target: Target, temp: Mapping[str, Path], report_temp: Path) -> None:
-    """Data files first, report last; an old report goes first, so no report ever names other files."""
+def _commit(target: Target, temp: Mapping[str, Path], html_temp: Path, report_temp: Path) -> None:
+    """Data files first, then the page, the report last; an old report goes first, so no report ever
+    names other files."""
     if target.report.exists():
         target.report.unlink()  # only reached for a previous release of ours, replaced on request
     for name, path in temp.items():
         os.replace(path, target.folder / name)
+    os.replace(html_temp, target.html)
     os.replace(report_temp, target.report)
     try:
         fd = os.open(target.folder, os.O_RDONLY)

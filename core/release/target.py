@@ -1,13 +1,14 @@
 """Where a release goes, and the rules that keep a user's files safe.
 
-A release is a *file* (``out.csv`` or ``out.parquet``, its report ``out.report.json`` beside it) or
-a *folder* (``out/`` holding its data files and ``report.json``). Nothing that is not ours is ever
-deleted or overwritten:
+A release is a *file* (``out.csv`` or ``out.parquet``, its report ``out.report.json`` and the page
+``out.report.html`` beside it) or a *folder* (``out/`` holding its data files, ``report.json`` and
+``report.html``). Nothing that is not ours is ever deleted or overwritten:
 
 - a path that is, or contains, an input or hierarchy file is refused;
 - a file target that is an existing folder is refused; a folder target must be new or empty;
 - an existing target is replaced only when it is a previous release of this tool (recognised by its
-  report, which names its files and their checksums) *and* the caller asked for it (``force``);
+  report, which names its files and the page with their checksums: a file or page edited since is
+  the user's) *and* the caller asked for it (``force``);
 - two writers to one target: the second fails on the lock file (created with ``O_EXCL``).
 """
 
@@ -25,12 +26,19 @@ from microrelease.core.exceptions import OutputError
 
 TOOL = "microrelease"
 FOLDER_REPORT = "report.json"
+FOLDER_HTML = "report.html"
 
 
 def report_path(out: str | Path) -> Path:
     """``OUT.csv`` -> ``OUT.report.json`` (the report of a file release)."""
     out = Path(out)
     return out.with_name(out.stem + ".report.json")
+
+
+def html_path(out: str | Path) -> Path:
+    """``OUT.csv`` -> ``OUT.report.html`` (the page a person reads, beside the report)."""
+    out = Path(out)
+    return out.with_name(out.stem + ".report.html")
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,10 @@ class Target:
     @property
     def report(self) -> Path:
         return self.path / FOLDER_REPORT if self.kind == "folder" else report_path(self.path)
+
+    @property
+    def html(self) -> Path:
+        return self.path / FOLDER_HTML if self.kind == "folder" else html_path(self.path)
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -95,7 +107,7 @@ def previous_release(target: Target) -> dict | None:
 def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force: bool = False) -> Target:
     """The target of a one-file release (CSV or Parquet), checked; OutputError says why not."""
     path = _resolved(out)
-    if path.name.endswith(".report.json") or path.name == FOLDER_REPORT:
+    if path.name.endswith((".report.json", ".report.html")) or path.name in (FOLDER_REPORT, FOLDER_HTML):
         raise OutputError(f"{out}: a release's data file cannot be named like a report (nothing was written)")
     return check_target(Target(path, "file", (path.name,), force, tuple(_real(p) for p in protected)))
 
@@ -115,7 +127,7 @@ def check_target(target: Target) -> Target:
     if target.kind == "file":
         if path.is_dir():
             raise OutputError(f"{path} is a folder; give a file name for the release (nothing was written)")
-        present = [p for p in (path, target.report) if p.exists() or p.is_symlink()]
+        present = [p for p in (path, target.report, target.html) if p.exists() or p.is_symlink()]
     else:
         if path.exists() and not path.is_dir():
             raise OutputError(f"{path} is a file; the release needs a new or empty folder (nothing was written)")
@@ -127,7 +139,7 @@ def check_target(target: Target) -> Target:
 def _refuse_protected(target: Target) -> None:
     """No written path may be an input; a folder target may not hold one; nothing is written into an
     input folder (its next read would take the release for a partition)."""
-    written = tuple(_real(p) for p in (*target.files, target.report, target.path))
+    written = tuple(_real(p) for p in (*target.files, target.report, target.html, target.path))
     for p in target.protected:
         clash = p in written or (target.kind == "folder" and _inside(p, target.path)) or (
             p.is_dir() and _inside(target.path, p))
@@ -141,7 +153,7 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
     if not present:
         return
     report = previous_release(target)
-    ours = {target.report, *target.files}
+    ours = {target.report, target.html, *target.files}
     strangers = [p for p in present if p not in ours]
     if report is None or strangers:
         stranger = (strangers or present)[0]
@@ -153,10 +165,20 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
     if set(listed) != set(target.names):
         raise OutputError(f"{target.report} is the report of the release {sorted(listed)}, not of {target.path.name}; "
                           "choose another output name (nothing was written)")
-    for path in target.files:
-        if path.exists() and listed.get(path.name) != file_checksum(path):
+    page = report.get("html_report") or {}
+    if target.html.exists() and page.get("name") != target.html.name:  # a report written before pages were
+        raise OutputError(f"{target.html} is not named by the report {target.report.name}; it is never overwritten: "
+                          "choose another output (nothing was written)")
+    listed[page.get("name")] = page.get("checksum")
+    for path in (*target.files, target.html):
+        if path.exists() and listed.get(path.name) != _checksum(path):
             raise OutputError(f"{path} changed after {TOOL} wrote it (its checksum differs from its report's); "
                               "it is not overwritten (nothing was written)")
     if not target.force:
         raise OutputError(f"{target.path} holds a previous release, replaced only with 'force' (nothing was written)",
                           parameter="force")
+
+
+def _checksum(path: Path) -> str | None:
+    """A file's checksum; None for a folder (never ours to replace)."""
+    return file_checksum(path) if path.is_file() else None

@@ -155,7 +155,8 @@ def test_concurrent_writers_never_leave_a_report_that_names_another_file(tmp_pat
             assert code == 0 or (code == 2 and "another microrelease is writing" in err), err
         report = json.loads((tmp_path / "out.report.json").read_text())
         assert report["output"]["files"][0]["checksum"] == sha(out)
-        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.report.json"]
+        assert report["html_report"]["checksum"] == sha(tmp_path / "out.report.html")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out.csv", "out.report.html", "out.report.json"]
 
 
 @pytest.fixture

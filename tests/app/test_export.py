@@ -20,6 +20,7 @@ pn = pytest.importorskip("panel")
 from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.tabs.export.state import ExportState  # noqa: E402
 from microrelease.app.tabs.export.view import ExportView  # noqa: E402
+from microrelease.app.text import shown  # noqa: E402
 from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
 
 N_ROWS, MAX_SUP = 30162, 301
@@ -50,7 +51,7 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
     assert shown.satisfies and shown.suppressed == 96
     export = ExportView(state=ExportState(explorer=e))
     assert not export.csv.disabled and not export.report.disabled and export.refusal.object == ""
-    csv, report_bytes = export.state.files()
+    csv, report_bytes, page = export.state.files()
     table, report = read(csv), json.loads(report_bytes)
 
     assert len(table) == N_ROWS - 96 == report["output"]["rows"]
@@ -77,10 +78,11 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
     assert sorted(map(tuple, preview[table.columns].to_numpy())) == sorted(map(tuple, table.to_numpy()))
 
     # both downloads come from one write; the next decision writes again
-    assert export.state.files() == (csv, report_bytes)
-    assert export._csv().read() == csv and export._report().read() == report_bytes
+    assert export.state.files() == (csv, report_bytes, page)
+    assert export._csv().read() == csv and export._report().read() == report_bytes and export._page().read() == page
+    assert report["html_report"]["checksum"] == "sha256:" + hashlib.sha256(page).hexdigest()
     export.escape.value = True  # the view's box drives the state
-    csv2, report2 = export.state.files()
+    csv2, report2, _ = export.state.files()
     assert json.loads(report2)["formula_cells"]["escape_formulas"] is True
     assert json.loads(report2)["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv2).hexdigest()
 
@@ -104,7 +106,7 @@ def test_distinct_2_diversity_holds_in_every_exported_class(adult, adult_profile
     e = Explorer(adult, adult_profile, k=5, max_sup=MAX_SUP)
     e.sensitive_attribute, e.l_kind, e.l = "salary-class", "distinct", 2
     assert [m.describe() for m in e.profile.models] == ["distinct 2-diversity"]
-    csv, report = ExportState(explorer=e).files()
+    csv, report, _ = ExportState(explorer=e).files()
     table = read(csv)
     report = json.loads(report)
     assert report["parameters"]["privacy_models"] == ["distinct 2-diversity"]
@@ -123,7 +125,8 @@ def test_failing_nodes_are_refused_with_the_reason(adult_t, tmp_path):
     reason = export.state.refusal(model_fails)
     rows = int(e.profile.failing_by_model[T_MODEL][model_fails])
     assert rows > 0 and f"{T_MODEL}: {rows} rows" in reason and "MaxSup = 301" in reason
-    assert export.csv.disabled and export.report.disabled and reason in export.refusal.object
+    assert export.csv.disabled and export.report.disabled and export.page.disabled
+    assert shown(reason) in export.refusal.object  # escaped: a reason may quote data (a model's error)
     with pytest.raises(InvalidParameterError, match="cannot be exported"):
         export.state.files()
     with pytest.raises(InvalidParameterError, match="cannot be exported"):

@@ -4,7 +4,8 @@
 question, so the file is the release the screen shows: the selected node (as ``--node``), else the
 policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models the current
 profile was computed with. :meth:`files` keeps the bytes of the last write for the current
-decision (the CSV and its report must come from one write: see :mod:`microrelease.app.downloads`).
+decision (the CSV, its report and the report's page must come from one write: see
+:mod:`microrelease.app.downloads`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import param
 
-from microrelease.app.downloads import written_bytes
+from microrelease.app.downloads import WrittenFiles, written_bytes
 from microrelease.app.explorer.state import Explorer
 from microrelease.core import POLICIES, NoSolutionError
 from microrelease.core.exceptions import InvalidParameterError
@@ -22,6 +23,7 @@ from microrelease.core.release import Published
 
 FILE = "release.csv"
 REPORT = "release.report.json"
+REPORT_HTML = "release.report.html"
 
 
 def decision_key(spec: NodeRelease, escape: bool) -> tuple:
@@ -37,7 +39,7 @@ class ExportState(param.Parameterized):
 
     def __init__(self, **params):
         super().__init__(**params)
-        # (key, spec, (csv bytes, report bytes)) of the last write; the spec is held so that the ids
+        # (key, spec, WrittenFiles) of the last write; the spec is held so that the ids
         # in the key cannot be reused by other objects while the entry lives
         self._cache: tuple | None = None
         self._counts: tuple | None = None  # (key, spec, counts) of the last decision described
@@ -103,8 +105,8 @@ class ExportState(param.Parameterized):
             raise InvalidParameterError(reason)
         return self.spec().write(path, escape=self.escape)
 
-    def files(self) -> tuple[bytes, bytes]:
-        """(CSV bytes, report JSON bytes) of one write of the current decision (kept until it changes)."""
+    def files(self) -> WrittenFiles:
+        """(CSV, report JSON, report page) bytes of one write of the current decision (kept until it changes)."""
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)

@@ -1,4 +1,5 @@
-"""Download the released CSV and its report: the files ``microrelease release`` writes for the same decision."""
+"""Download the released CSV, its report and the report's page: the files ``microrelease release``
+writes for the same decision, from one write."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import io
 import panel as pn
 import param
 
-from microrelease.app.tabs.export.state import FILE, REPORT, ExportState
+from microrelease.app.tabs.export.state import FILE, REPORT, REPORT_HTML, ExportState
+from microrelease.app.text import shown
 
 
 class ExportView(pn.viewable.Viewer):
@@ -19,7 +21,9 @@ class ExportView(pn.viewable.Viewer):
         self.csv = pn.widgets.FileDownload(callback=self._csv, filename=FILE,
                                            label="Download released CSV", color="primary", css_classes=["download-csv"])
         self.report = pn.widgets.FileDownload(callback=self._report, filename=REPORT,
-                                              label="Download release report", css_classes=["download-report"])
+                                              label="Download release report (JSON)", css_classes=["download-report"])
+        self.page = pn.widgets.FileDownload(callback=self._page, filename=REPORT_HTML,
+                                            label="Download release report (HTML)", css_classes=["download-report-html"])
         self.note = pn.pane.Markdown(css_classes=["export-note"], sizing_mode="stretch_width")
         self.counts = pn.pane.Markdown(css_classes=["export-counts"], sizing_mode="stretch_width")
         self.refusal = pn.pane.Markdown(css_classes=["export-refusal"], sizing_mode="stretch_width")
@@ -27,28 +31,32 @@ class ExportView(pn.viewable.Viewer):
         self._describe()
 
     def _csv(self):
-        return io.BytesIO(self.state.files()[0])
+        return io.BytesIO(self.state.files().data)
 
     def _report(self):
-        return io.BytesIO(self.state.files()[1])
+        return io.BytesIO(self.state.files().report)
+
+    def _page(self):
+        return io.BytesIO(self.state.files().html)
 
     def _describe(self, *_) -> None:
         s = self.state
         i = s.node()
         reason = s.refusal(i)
-        self.csv.disabled = self.report.disabled = bool(reason)
-        self.refusal.object = f"⚠ <span id='export-refusal'>{reason}</span>" if reason else ""
+        self.csv.disabled = self.report.disabled = self.page.disabled = bool(reason)
+        self.refusal.object = f"⚠ <span id='export-refusal'>{shown(reason)}</span>" if reason else ""
         self.refusal.visible = bool(reason)
         if i is None:
             self.note.object, self.counts.object = "Nothing to release.", ""
             return
         spec = s.spec()
         how = "selected node" if spec.chosen_by == "node" else f"preferred by {s.explorer.policy}"
-        models = ", ".join(m.describe() for m in spec.models)
+        models = ", ".join(m.describe() for m in spec.models)  # the models' own words, no data
         self.note.object = (
             f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {spec.k}, MaxSup = "
-            f"{spec.max_sup} rows" + (f", {models} on {spec.sensitive_frequency.attribute}" if models else "")
-            + ". The file is read back and re-checked before it is offered; its report gives the same counts.")
+            f"{spec.max_sup} rows" + (f", {models} on {shown(spec.sensitive_frequency.attribute)}" if models else "")
+            + ". The file is read back and re-checked before it is offered; its report gives the same counts, and "
+            "its page (HTML, printable) the decision, class sizes, risk and utility for a person to read.")
         c = s.counts()
         why = c["suppressed_by_reason"]
         by_model = "".join(f" ({m}: {n})" for m, n in why["by_model"].items())
@@ -60,4 +68,4 @@ class ExportView(pn.viewable.Viewer):
 
     def __panel__(self):
         return pn.Column("### Export", self.note, self.counts, self.refusal, self.escape,
-                         pn.Row(self.csv, self.report), sizing_mode="stretch_width")
+                         pn.Row(self.csv, self.report, self.page), sizing_mode="stretch_width")
