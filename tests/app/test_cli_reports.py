@@ -148,3 +148,22 @@ def test_a_tiny_epsilon_gives_a_strict_json_report_and_a_one_line_summary(tmp_pa
 
     report = json.loads((tmp_path / "dp.report.json").read_text(), parse_constant=refuse)
     assert report["information_loss"]["sse_sst_percent"] == "inf"
+
+
+def test_every_writing_command_names_its_page_and_the_page_is_there(tmp_path, capsys):
+    data = tmp_path / "d.csv"
+    pd.DataFrame({"age": [30, 31, 32, 40, 41, 42], "zip": [1, 2, 3, 4, 5, 6],
+                  "income": [10, 20, 30, 40, 50, 60]}).to_csv(data, index=False)
+    runs = {
+        "out.csv": ["release", "--sample", "samarati", "--k", "2", "--max-sup", "2"],
+        "micro.csv": ["microaggregate", str(data), "--qi", "age,zip", "--k", "3", "--method", "mdav-id"],
+        "dp.csv": ["dp", str(data), "--attrs", "income", "--bounds", "income=0:100", "--epsilon", "1",
+                   "--method", "record-noise"],
+    }
+    for out, argv in runs.items():
+        capsys.readouterr()
+        assert main([*argv, "-o", str(tmp_path / out)]) == 0, capsys.readouterr().err
+        page = tmp_path / out.replace(".csv", ".report.html")
+        report = json.loads((tmp_path / out.replace(".csv", ".report.json")).read_text())
+        assert f"to read and print: {page}" in capsys.readouterr().out
+        assert report["html_report"]["checksum"] == "sha256:" + hashlib.sha256(page.read_bytes()).hexdigest()
