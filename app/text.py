@@ -11,12 +11,15 @@ from __future__ import annotations
 import html
 
 MARKDOWN_PUNCTUATION = "\\`*_{}[]()#+-.!|~"
+HTML_SPECIAL = "<>&\"'"
 
 
 def shown(value: object) -> str:
     """``value`` as literal text inside Markdown (HTML escaped, Markdown punctuation escaped)."""
-    text = html.escape(str(value), quote=True)
-    return "".join("\\" + ch if ch in MARKDOWN_PUNCTUATION else ch for ch in text)
+    # One pass, character by character: an entity made for <, >, &, " or ' must not get its own
+    # "#" backslash-escaped (Markdown would then show "&#x27;" literally).
+    return "".join(html.escape(ch, quote=True) if ch in HTML_SPECIAL
+                   else "\\" + ch if ch in MARKDOWN_PUNCTUATION else ch for ch in str(value))
 
 
 def shown_html(value: object) -> str:

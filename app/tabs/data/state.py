@@ -1,10 +1,13 @@
 """State of the Data tab (param only): the table, column roles and one hierarchy per QI, then the run.
 
-Everything a user picks is checked here with the core's own validators, so the page can show which
-data values a hierarchy misses before anything runs. :meth:`DataState.run` builds the profile of the
-prepared dataset and loads it into the shared Explorer: in a served session on a worker thread,
-with progress and cancel, handing the result back through the session's ``hand_back`` (the
-view gives one that runs a function on the page's event loop, under the document lock).
+It starts from the dataset the Explorer holds, and follows it: what the other tabs explore is what
+this tab shows. Everything a user picks is checked here with the core's own validators, so the page
+can show which data values a hierarchy misses before anything runs. Messages are plain text (the
+view escapes them: they quote file names, column names and data values). :meth:`DataState.run`
+builds the profile of the prepared dataset and loads it into the shared Explorer: in a served
+session on a worker thread, with progress and cancel, handing the result back through the session's
+``hand_back`` (the view gives one that runs a function on the page's event loop, under the document
+lock).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import io
 import logging
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pandas as pd
 import param
@@ -25,7 +29,8 @@ from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.exceptions import Cancelled, DataError, HierarchyError, MicroreleaseError
 from microrelease.core.lattice.hierarchies import MISSING, find_hierarchy_file, write_arx
 
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+# In decimal megabytes, as the browser's upload widget counts them: its refusal and ours name the same cap.
+MAX_UPLOAD_BYTES = 50_000_000
 ROLES = [r.value for r in AttributeRole]
 BUILDERS = ("intervals", "masking", "dates", "taxonomy")
 RUN_STATES = ("idle", "running", "loaded", "failed", "cancelled")
@@ -42,7 +47,9 @@ class DataState(param.Parameterized):
     table = param.DataFrame(default=None, allow_None=True)
     roles = param.Dict(default={})
     hierarchies = param.Dict(default={})
-    message = param.String(default="")
+    message = param.String(default="", doc="what the last action did, or why it was refused (plain text)")
+    refused = param.Boolean(default=False, doc="the message says why an action was refused")
+    in_explorer = param.Boolean(default=False, doc="the table, roles and hierarchies are those the Explorer holds")
     run_state = param.Selector(default="idle", objects=list(RUN_STATES), doc="the last run's state")
     progress = param.Number(default=0.0, bounds=(0, 1), doc="fraction of the running profile done")
     nodes = param.Integer(default=0, doc="lattice size of the dataset being run")
@@ -53,6 +60,44 @@ class DataState(param.Parameterized):
         # Runs ``fn`` where the page may be changed; None: here and now (no served page: tests, notebooks).
         self.hand_back: Callable[[Callable[[], None]], None] | None = None
         self._stop = threading.Event()
+        self._ran: Dataset | None = None  # the dataset the last run handed to the Explorer
+        self._missing: dict[str, dict[str, int]] = {}  # missing() by QI, for the data as it stands
+        self._edited = False  # the data changed while a run was building its profile
+        if self.explorer is not None:
+            self.explorer.param.watch(lambda event: self.adopt(event.new), "dataset")
+            self.adopt(self.explorer.dataset)
+
+    # --- what is shown ---------------------------------------------------------------------------
+    def adopt(self, dataset: Dataset | None) -> None:
+        """Show ``dataset`` (the Explorer's) as the current data, unless this state made it."""
+        if dataset is None or dataset is self._ran:
+            return
+        with param.parameterized.batch_call_watchers(self):
+            self.source = source_name(dataset)
+            self.table = dataset.table
+            self.roles = {c: dataset.schema.role(c).value for c in dataset.table.columns}
+            self.hierarchies = dict(zip(dataset.quasi_identifiers, dataset.hierarchies, strict=True))
+            self.message, self.refused = "", False
+        # after the batch: the watcher of the table above marks the data as changed
+        self.param.update(run_state="loaded", error="", in_explorer=True)
+        self._missing = {q: {} for q in dataset.quasi_identifiers}  # a Dataset covers its values (checked)
+
+    def refuse(self, reason: Exception | str) -> None:
+        """Show why an action was refused (until the next action)."""
+        self.param.update(message=str(reason), refused=True)
+
+    def _say(self, text: str) -> None:
+        self.param.update(message=text, refused=False)
+
+    @param.depends("table", "roles", "hierarchies", watch=True)
+    def _changed(self) -> None:
+        # What was run, refused or cancelled is about the data as it was: that no longer shows.
+        self.in_explorer = False
+        self._missing = {}
+        if self.run_state == "running":
+            self._edited = True  # what the run loads is no longer what this tab shows
+        else:
+            self.param.update(run_state="idle", error="")
 
     def load_sample(self, name: str | None = None) -> None:
         name = self.sample if name is None else name
@@ -63,14 +108,15 @@ class DataState(param.Parameterized):
         found = {q: read_arx(f, q) for q in s.qi if (f := find_hierarchy_file(s.folder, q)) is not None}
         with param.parameterized.batch_call_watchers(self):
             self.source, self.table, self.roles, self.hierarchies = f"sample: {name}", table, roles, found
-            self.message = f"Loaded the {SAMPLES[name].description} with its hierarchies."
+        self._say(f"Loaded the {SAMPLES[name].description} with its roles and hierarchies.")
 
-    def load_csv(self, content: bytes, filename: str) -> None:
-        """An uploaded CSV: size-capped, separator detected, every cell kept as text."""
-        if len(content) > MAX_UPLOAD_BYTES:
-            raise DataError(f"{filename} is {len(content) / 2**20:.1f} MB; uploads are limited to "
-                            f"{MAX_UPLOAD_BYTES // 2**20} MB (use the command line for larger files)")
-        text = content.decode("utf-8-sig", errors="replace")
+    def load_csv(self, content: bytes | str, filename: str) -> None:
+        """An uploaded CSV (bytes, or text the browser already decoded): size-capped, separator
+        detected, every cell kept as text."""
+        size = len(content.encode()) if isinstance(content, str) else len(content)
+        if size > MAX_UPLOAD_BYTES:
+            raise DataError(too_big(filename, size))
+        text = content.removeprefix("\ufeff") if isinstance(content, str) else content.decode("utf-8-sig", errors="replace")
         sep = detect_separator(text[:64_000])
         try:
             table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
@@ -81,7 +127,7 @@ class DataState(param.Parameterized):
         with param.parameterized.batch_call_watchers(self):
             self.source, self.table, self.hierarchies = filename, table, {}
             self.roles = {c: "insensitive" for c in table.columns}
-            self.message = f"Read {len(table)} rows × {len(table.columns)} columns from {filename} (separator {sep!r})."
+        self._say(f"Read {len(table)} rows × {len(table.columns)} columns from {filename} (separator {sep!r}).")
 
     @property
     def quasi_identifiers(self) -> list[str]:
@@ -91,6 +137,8 @@ class DataState(param.Parameterized):
         if role not in ROLES:
             raise DataError(f"unknown role {role!r} for column {column!r}; choose one of {ROLES}")
         self.roles = {**self.roles, column: role}
+        if self.refused:  # the refusal was about the roles as they were
+            self._say("")
 
     def values(self, column: str) -> pd.Series:
         return self.table[column]
@@ -116,6 +164,7 @@ class DataState(param.Parameterized):
                 raise
             raise HierarchyError(qi, f"cannot read the builder options {options!r}: {exc}") from None
         self.hierarchies = {**self.hierarchies, qi: h}
+        self._say(f"Built the hierarchy of {qi} with {kind}: height {h.height}.")
         return h
 
     def hierarchy_bytes(self, qi: str) -> bytes:
@@ -133,6 +182,7 @@ class DataState(param.Parameterized):
             raise HierarchyError(qi, f"the hierarchy file is not UTF-8 text ({exc.reason})") from None
         h = read_arx(io.StringIO(text), qi)
         self.hierarchies = {**self.hierarchies, qi: h}
+        self._say(f"Loaded the hierarchy of {qi} from its ARX file: height {h.height}.")
         return h
 
     def missing(self, qi: str) -> dict[str, int]:
@@ -140,8 +190,10 @@ class DataState(param.Parameterized):
         h = self.hierarchies.get(qi)
         if h is None:
             return {}
-        column = self.values(qi)
-        return h.with_missing().missing_values(column) if (column == MISSING).any() else h.missing_values(column)
+        if qi not in self._missing:  # the page asks for each QI several times per change
+            column = self.values(qi)
+            self._missing[qi] = (h.with_missing() if (column == MISSING).any() else h).missing_values(column)
+        return self._missing[qi]
 
     def dataset(self) -> Dataset:
         qi = self.quasi_identifiers
@@ -167,13 +219,14 @@ class DataState(param.Parameterized):
         stays responsive, reporting ``progress`` and stopping on :meth:`cancel`; the Explorer is
         then loaded through ``hand_back``. Without it, all runs here and now.
         """
-        self.run_state = "idle"  # a new run: the last one's outcome no longer shows
+        self.param.update(run_state="idle", message="", refused=False)  # the last outcome no longer shows
         try:
             dataset = self.dataset()
         except MicroreleaseError as exc:
             self.param.update(run_state="failed", error=str(exc))
             return
         self._stop = stop = threading.Event()
+        self._ran, self._edited = dataset, False
         self.param.update(nodes=dataset.lattice.size, progress=0.0, error="")
         self.run_state = "running"
         hand_back = self.hand_back
@@ -215,4 +268,18 @@ class DataState(param.Parameterized):
             self.param.update(run_state="failed", error=str(error))
         else:
             self.explorer.load(dataset, profile)
-            self.param.update(run_state="loaded", progress=1.0)
+            self.param.update(run_state="loaded", progress=1.0, in_explorer=not self._edited)
+            if self._edited:
+                self._say("Loaded the data as it was when Run was pressed: Run again for the changes made since.")
+
+
+def source_name(dataset: Dataset) -> str:
+    """Where ``dataset`` comes from, as the page names it (a bundled sample by its name)."""
+    name = next((n for n, s in SAMPLES.items() if dataset.source and Path(dataset.source) == s.path), None)
+    return f"sample: {name}" if name else (dataset.source or "a table given to the dashboard")
+
+
+def too_big(filename: str, size: int, cap: int = MAX_UPLOAD_BYTES, *, at_least: bool = False) -> str:
+    """Why a file is refused (``at_least``: ``size`` is what arrived before the upload was stopped)."""
+    return (f"{filename} is {'at least ' if at_least else ''}{size / 1e6:.1f} MB; uploads are limited to "
+            f"{cap / 1e6:.0f} MB (use the command line for larger files)")

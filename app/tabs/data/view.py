@@ -1,6 +1,11 @@
-"""The Data tab: pick a sample or upload a CSV, give columns roles, load/build/download hierarchies,
-see which values a hierarchy misses, then run (the state builds the profile off the page's thread;
-this view shows its progress and can cancel it)."""
+"""The Data tab: the current data (whatever the other tabs explore), then its four steps: pick a sample
+or upload a CSV, give columns roles, give each QI a hierarchy (load, build, download; the values it
+misses listed before anything runs), then run (the state builds the profile off the page's thread;
+this view shows its progress and can cancel it). Every step says what it needs and what it produced.
+
+Every text quoting the data (file names, column names, values, level names) is escaped with
+:func:`~microrelease.app.text.shown_html` into HTML panes (they render raw HTML, like Markdown panes).
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,11 @@ import panel as pn
 import param
 from panel.io.state import set_curdoc
 
-from microrelease.app.tabs.data.state import BUILDERS, ROLES, DataState
-from microrelease.core import MicroreleaseError
+from microrelease.app.tabs.data import steps
+from microrelease.app.tabs.data.state import BUILDERS, MAX_UPLOAD_BYTES, ROLES, DataState, too_big
+from microrelease.app.tabs.data.upload import CappedFileDropper
+from microrelease.app.text import shown_html
+from microrelease.core import DataError, MicroreleaseError
 
 BUILDER_HELP = {
     "intervals": "bucket widths, e.g. 5,10,20",
@@ -19,6 +27,9 @@ BUILDER_HELP = {
     "dates": "date format, e.g. %Y-%m-%d",
     "taxonomy": "child>parent pairs, e.g. nurse>health,health>*",
 }
+HIERARCHY_CAP = 10_000_000
+HIERARCHY_COLUMNS = ("QI", "height", "levels", "e.g.", "ground values", "data values missing")
+TABLE_CSS = "table {border-collapse: collapse} th, td {padding: 2px 10px; text-align: left; border-bottom: 1px solid lightgray}"
 
 
 def page_hand_back():
@@ -38,6 +49,30 @@ def page_hand_back():
     return hand_back
 
 
+def text_pane(css: str, **params) -> pn.pane.HTML:
+    return pn.pane.HTML(css_classes=[css], sizing_mode="stretch_width", **params)
+
+
+def hierarchy_table(rows: list[steps.HierarchyRow]) -> str:
+    """Each QI's hierarchy in one row (escaped HTML)."""
+    def cells(r: steps.HierarchyRow) -> tuple:
+        if r.height is None:
+            return r.qi, "none yet", "", "", "", ""
+        return r.qi, r.height, r.levels, r.example, r.ground, f"⚠ {r.missing}" if r.missing else 0
+
+    if not rows:
+        return ""
+    head = "".join(f"<th>{c}</th>" for c in HIERARCHY_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{shown_html(c)}</td>" for c in cells(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def show_frame(table: pn.widgets.Tabulator, frame) -> None:
+    """Show ``frame`` with its column names as text: Tabulator renders a column title as HTML."""
+    titles = {} if frame is None else {c: shown_html(c) for c in frame.columns}
+    table.param.update(value=frame, titles=titles)
+
+
 class DataView(pn.viewable.Viewer):
     state = param.ClassSelector(class_=DataState)
 
@@ -47,61 +82,83 @@ class DataView(pn.viewable.Viewer):
         s.hand_back = page_hand_back()
         self.sample = pn.widgets.Select.from_param(s.param.sample, css_classes=["sample-select"])
         self.load_sample = pn.widgets.Button(label="Load sample", color="primary", css_classes=["load-sample"])
-        self.upload = pn.widgets.FileInput(accept=".csv,.txt,.tsv", label="Upload a CSV")
-        self.roles = pn.Column(sizing_mode="stretch_width")
+        # No accepted types: the browser's type of a CSV varies (text/csv, application/vnd.ms-excel, none) and
+        # the upload widget refuses every other one; the reader says plainly what is not a CSV.
+        self.upload = CappedFileDropper(cap=MAX_UPLOAD_BYTES, layout="compact", css_classes=["csv-upload"], width=420)
+        self.status = text_pane("data-status")
+        self.next_step = text_pane("data-next")
+        self.steps = {name: text_pane(f"{name}-step", margin=(0, 10)) for name in ("data", "roles", "hierarchies", "run")}
+        self.table = pn.widgets.Tabulator(disabled=True, show_index=False, sizing_mode="stretch_width",
+                                          css_classes=["data-preview"])
+        self.roles = pn.FlexBox(sizing_mode="stretch_width")
+        self.overview = text_pane("hierarchy-overview", stylesheets=[TABLE_CSS])
         self.qi = pn.widgets.Select(label="QI", options=[])
         self.kind = pn.widgets.Select(label="Build with", options=list(BUILDERS))
-        self.options = pn.widgets.TextInput(label="Builder options", placeholder=BUILDER_HELP["intervals"])
-        self.build = pn.widgets.Button(label="Build hierarchy")
-        self.hier_upload = pn.widgets.FileInput(accept=".csv", label="or load an ARX hierarchy file")
+        self.options = pn.widgets.TextInput(label="Builder options", placeholder=BUILDER_HELP["intervals"],
+                                            css_classes=["builder-options"])
+        self.build = pn.widgets.Button(label="Build hierarchy", css_classes=["build-hierarchy"])
+        self.hier_upload = CappedFileDropper(cap=HIERARCHY_CAP, layout="compact", css_classes=["hierarchy-upload"],
+                                             width=420)
         self.download = pn.widgets.FileDownload(callback=self._hierarchy_bytes, filename="hierarchy.csv",
                                                 label="Download this hierarchy")
-        self.preview = pn.widgets.Tabulator(disabled=True, height=220, show_index=False, sizing_mode="stretch_width")
-        self.coverage = pn.pane.Markdown(css_classes=["coverage"], sizing_mode="stretch_width")
+        self.preview = pn.widgets.Tabulator(disabled=True, show_index=False, sizing_mode="stretch_width",
+                                            pagination="local", page_size=8, css_classes=["hierarchy-preview"])
+        self.coverage = text_pane("coverage")
         self.run = pn.widgets.Button(label="Run: build the lattice profile", color="success", css_classes=["run"])
         self.cancel = pn.widgets.Button(label="Cancel", visible=False, css_classes=["cancel-run"])
         self.progress = pn.indicators.Progress(value=0, max=100, width=300, visible=False)
-        self.status = pn.pane.Markdown(css_classes=["data-status"], sizing_mode="stretch_width")
 
         self.load_sample.on_click(self._load_sample)
         self.upload.param.watch(self._upload, "value")
+        self.upload.param.watch(self._dropped, "refused")
         self.hier_upload.param.watch(self._hier_upload, "value")
+        self.hier_upload.param.watch(self._dropped, "refused")
         self.build.on_click(self._build)
         self.kind.param.watch(lambda e: setattr(self.options, "placeholder", BUILDER_HELP[e.new]), "value")
         self.qi.param.watch(self._show_hierarchy, "value")
         self.run.on_click(lambda _: self._guard(s.run))
         self.cancel.on_click(lambda _: s.cancel())
-        s.param.watch(self._rebuild_roles, ["table"])
+        s.param.watch(self._show_table, ["table"])
         s.param.watch(self._refresh_qis, ["roles", "hierarchies"])
-        s.param.watch(self._show_run, ["run_state", "error"])
+        s.param.watch(self._show_run, ["run_state"])
+        s.param.watch(self._show_text, ["message", "refused", "run_state", "error", "in_explorer", "source",
+                                        "table", "roles", "hierarchies"])
         # Panel forwards a change made on the worker thread to the page's event loop.
         s.param.watch(lambda ev: setattr(self.progress, "value", int(100 * ev.new)), ["progress"])
+        self._show_table()
+        self._refresh_qis()
+        self._show_run()
+        self._show_text()
 
     # --- actions ---------------------------------------------------------------------------------
     def _guard(self, fn, *args) -> None:
+        """Run an action; an input error is shown as the state's refusal, a bug is raised."""
         try:
             fn(*args)
         except MicroreleaseError as exc:
-            self.status.object = f"⚠ {exc}"
+            self.state.refuse(exc)
 
     def _load_sample(self, _=None) -> None:
-        self.status.object = ""
         self._guard(self.state.open_sample)
 
-    def _upload(self, event) -> None:
-        if event.new:
-            self.status.object = ""
-            self._guard(self.state.load_csv, event.new, self.upload.filename or "upload.csv")
-            if not self.status.object:
-                self.status.object = self.state.message
+    def _upload(self, _=None) -> None:
+        for name, content in self.upload.take():
+            self._guard(self.state.load_csv, content, name)
 
-    def _hier_upload(self, event) -> None:
-        if event.new and self.qi.value:
-            self._guard(self.state.load_hierarchy, self.qi.value, event.new)
+    def _hier_upload(self, _=None) -> None:
+        for _name, content in self.hier_upload.take():
+            if self.qi.value:
+                data = content.encode() if isinstance(content, str) else content
+                self._guard(self.state.load_hierarchy, self.qi.value, data)
+            else:
+                self.state.refuse("mark a column as quasi-identifier first: a hierarchy belongs to a QI")
+
+    def _dropped(self, event) -> None:
+        if event.new is not None:
+            self.state.refuse(DataError(too_big(*event.new, cap=event.obj.cap, at_least=True)))
 
     def _build(self, _) -> None:
         if self.qi.value:
-            self.status.object = ""
             self._guard(self.state.build, self.qi.value, self.kind.value, self.options.value)
 
     def _hierarchy_bytes(self):
@@ -109,35 +166,32 @@ class DataView(pn.viewable.Viewer):
         return io.BytesIO(self.state.hierarchy_bytes(self.qi.value))
 
     # --- derived widgets -------------------------------------------------------------------------
-    def _show_run(self, *_) -> None:
+    def _show_text(self, *_) -> None:
         s = self.state
-        running = s.run_state == "running"
+        self.status.object = f"<span id='data-status'>{shown_html(steps.status_line(s))}</span>"
+        self.next_step.object = f"<b id='data-next'>{shown_html(steps.next_step(s))}</b>"
+        for name, text in (("data", steps.data_step(s)), ("roles", steps.roles_step(s)),
+                           ("hierarchies", steps.hierarchies_step(s)), ("run", steps.run_step(s))):
+            self.steps[name].object = f"<i>{shown_html(text)}</i>"
+        self.overview.object = hierarchy_table(steps.hierarchy_rows(s))
+
+    def _show_run(self, *_) -> None:
+        running = self.state.run_state == "running"
         self.progress.visible = self.cancel.visible = self.run.disabled = running
         if running:
             self.progress.value = 0
-            self.status.object = f"Building the profile of {s.nodes} nodes…"
-        elif s.run_state == "failed":
-            self.status.object = f"⚠ {s.error}"
-        elif s.run_state == "cancelled":
-            self.status.object = "Cancelled: the lattice shown is the one loaded before."
-        elif s.run_state == "loaded":
-            d = s.explorer.dataset
-            self.status.object = (f"<span id='data-status'>Loaded {d.n_rows} rows ({s.source}); "
-                                  f"lattice of {d.lattice.size} nodes.</span>")
 
-    def _rebuild_roles(self, *_) -> None:
+    def _show_table(self, *_) -> None:
         table = self.state.table
-        if table is None:
-            self.roles.objects = []
-            return
-        rows = []
-        for column in table.columns:
+        show_frame(self.table, None if table is None else table.head(steps.PREVIEW_ROWS))
+        self.table.visible = table is not None
+        selects = []
+        for column in [] if table is None else table.columns:
             select = pn.widgets.Select(label=column, options=ROLES, value=self.state.roles.get(column, "insensitive"),
-                                       width=200)
-            select.param.watch(lambda e, c=column: self.state.set_role(c, e.new), "value")
-            rows.append(select)
-        self.roles.objects = [pn.pane.Markdown("**Column roles** (identifiers are never written out)"),
-                              pn.FlexBox(*rows)]
+                                       width=200, css_classes=["role-select"])
+            select.param.watch(lambda e, c=column: self._guard(self.state.set_role, c, e.new), "value")
+            selects.append(select)
+        self.roles.objects = selects
 
     def _refresh_qis(self, *_) -> None:
         qis = self.state.quasi_identifiers
@@ -149,26 +203,34 @@ class DataView(pn.viewable.Viewer):
     def _show_hierarchy(self, *_) -> None:
         qi = self.qi.value
         h = self.state.hierarchies.get(qi) if qi else None
-        self.preview.value = h.to_frame() if h is not None else None
+        show_frame(self.preview, h.to_frame() if h is not None else None)
+        self.preview.visible = self.download.visible = h is not None
         if not qi:
             self.coverage.object = "Mark columns as quasi-identifier to give them hierarchies."
         elif h is None:
-            self.coverage.object = f"No hierarchy for **{qi}** yet: build one or load an ARX file."
+            self.coverage.object = f"No hierarchy for <b>{shown_html(qi)}</b> yet: build one or load an ARX file."
         else:
             missing = self.state.missing(qi)
+            listed = ", ".join(f"{shown_html(repr(v))} ({n} rows)" for v, n in list(missing.items())[:15])
             self.coverage.object = (
-                f"Hierarchy of **{qi}**: height {h.height}, {len(h.ground)} ground values. "
+                f"Hierarchy of <b>{shown_html(qi)}</b> (below): height {h.height}, {len(h.ground)} ground values. "
                 + ("All data values are covered." if not missing else
-                   f"<span id='missing'>⚠ {len(missing)} data value(s) missing: "
-                   + ", ".join(f"{v!r} ({n} rows)" for v, n in list(missing.items())[:15]) + "</span>")
+                   f"<span id='missing'>⚠ {len(missing)} data value(s) missing: {listed}</span>")
             )
 
     def __panel__(self):
+        s = self.steps
+        upload_help = (f"CSV, TSV or TXT up to {MAX_UPLOAD_BYTES / 1e6:.0f} MB, separator detected "
+                       "(a larger file is refused here: use the command line).")
         return pn.Column(
-            "### Data", pn.Row(self.sample, self.load_sample), self.upload, self.status,
-            self.roles,
-            "### Hierarchies", pn.Row(self.qi, self.kind, self.options, self.build), self.hier_upload,
+            "### Data", self.status, self.next_step,
+            "#### 1. The table", s["data"], pn.Row(self.sample, self.load_sample),
+            pn.Row(self.upload, pn.pane.Markdown(upload_help, width=360)), self.table,
+            "#### 2. Column roles", s["roles"], self.roles,
+            "#### 3. Hierarchies", s["hierarchies"], self.overview,
+            pn.Row(self.qi, self.kind, self.options, self.build),
+            pn.Row(self.hier_upload, pn.pane.Markdown("or load the QI's hierarchy from an ARX file", width=360)),
             self.coverage, self.preview, self.download,
-            pn.Row(self.run, self.progress, self.cancel),
+            "#### 4. Run", s["run"], pn.Row(self.run, self.progress, self.cancel),
             sizing_mode="stretch_width",
         )
