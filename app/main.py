@@ -1,10 +1,11 @@
 """The dashboard: one ``create_app()`` per browser session, the same object inline in Jupyter.
 
-The page is the sidebar (the question), the summary line and one tab per entry of
-:data:`microrelease.app.tabs.registry.TABS`. Served: ``microrelease app`` (see :mod:`microrelease.app.serve`). In a
-notebook::
+The page is the sidebar (step 2, the question), the summary line and one tab per entry of
+:data:`microrelease.app.tabs.registry.TABS`, in the order of a decision (1 Data, 3 Explore, 4 Decide,
+then the tabs that stand aside); each tab opens with one line saying what it needs and what it shows.
+Served: ``microrelease app`` (see :mod:`microrelease.app.serve`). In a notebook::
 
-    import panel as pn; pn.extension("tabulator", inline=True)
+    import panel as pn; pn.extension("tabulator", "filedropper", inline=True)
     from microrelease.app import Dashboard, lattice_view, tradeoff_view
     Dashboard(sample="samarati")            # the whole app
     lattice_view(dataset, k=5, max_sup=100)  # just the lattice of a given dataset
@@ -18,33 +19,41 @@ import panel as pn
 import param
 
 from microrelease.app.explorer.details import NodeDetails
-from microrelease.app.explorer.sidebar import Sidebar
+from microrelease.app.explorer.sidebar import QUESTION, Sidebar
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.explorer.summary import Summary
+from microrelease.app.shared import kernel_strategy
+from microrelease.app.tabs.data.view import page_hand_back
 from microrelease.app.tabs.lattice.state import LatticeState
 from microrelease.app.tabs.lattice.view import LatticeView
-from microrelease.app.tabs.registry import TABS, TabContext
+from microrelease.app.tabs.registry import OPENING_TAB, TABS, TabContext
 from microrelease.app.tabs.tradeoff.state import TradeoffState
 from microrelease.app.tabs.tradeoff.view import TradeoffView
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
 from microrelease.core.data.samples import SAMPLES
+
+TAB = {tab.name: tab for tab in TABS}
+NAMES = [tab.name for tab in TABS]
 
 
 @lru_cache(maxsize=8)
 def sample_with_profile(name: str) -> tuple[Dataset, LatticeProfile]:
     """Bundled samples are read and profiled once per process and shared by sessions (read-only)."""
     dataset = load_sample(name)
-    return dataset, build_profile(dataset)
+    # Not compiled yet (a first-ever run): the numpy path of the same roll-up, not seconds of compiling.
+    return dataset, build_profile(dataset, strategy=kernel_strategy("lattice"))
 
 
 class Dashboard(pn.viewable.Viewer):
     """The whole app over one Explorer; displays inline in Jupyter, served by :func:`create_app`.
 
-    ``views`` holds each tab's view by its registry name (``views["lattice"].state`` is its state).
+    ``views`` holds each tab's view by its registry name (``views["lattice"].state`` is its state);
+    ``tab`` is the name of the tab in view (the sidebar shows that tab's sections).
     """
 
     sample = param.Selector(default="adult", objects=list(SAMPLES))
     explorer = param.ClassSelector(class_=Explorer)
+    tab = param.Selector(default=OPENING_TAB, objects=[t.name for t in TABS])
 
     def __init__(self, dataset: Dataset | None = None, **params):
         super().__init__(**params)
@@ -54,16 +63,41 @@ class Dashboard(pn.viewable.Viewer):
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:
             self.explorer.load(*sample_with_profile(self.sample))
+        if self.explorer.hand_back is None:  # served: privacy-model profiles build off the page's thread
+            self.explorer.hand_back = page_hand_back()
         self.sidebar = Sidebar(state=self.explorer)
         self.summary = Summary(state=self.explorer)
+        self.summary_box = pn.Column(self.summary, sizing_mode="stretch_width")  # shown with the question only
         self.details = NodeDetails(state=self.explorer)
         context = TabContext(self.explorer, self.sample)
         self.views = {tab.name: tab.view(state=tab.state(context)) for tab in TABS}
+        self.step_lines = {tab.name: pn.pane.Markdown(css_classes=["step-line", f"step-{tab.name}"],
+                                                      sizing_mode="stretch_width", margin=(5, 10, 0, 10))
+                           for tab in TABS}
+        # After the views' own updates: the line restates what they show and must not delay them.
+        self.explorer.param.watch(lambda *_: self._describe(self.tab), ["answer", "preferred", "selected", "dataset"],
+                                  precedence=20)
+        self._on_tab()
+
+    @param.depends("tab", watch=True)
+    def _on_tab(self) -> None:
+        sections = TAB[self.tab].sidebar
+        self.sidebar.show(sections)
+        self.summary_box.visible = QUESTION in sections  # the question's k is not shown beside a tab's own
+        self._describe(self.tab)
+
+    def _describe(self, name: str) -> None:
+        """The line at the top of tab ``name``: what it needs, what it shows now. Only the tab in view is
+        kept current (the others are described when they come into view)."""
+        tab, e = TAB[name], self.explorer
+        shows = "" if tab.shows is None else (
+            " **Shows:** " + ("nothing yet: load a table in step 1." if e.answer is None
+                              else tab.shows(e, self.views[name].state)))
+        self.step_lines[name].object = f"**Needs:** {tab.needs}{shows}"
 
     def tab_content(self, name: str):
-        tab = next(t for t in TABS if t.name == name)
-        view = self.views[name]
-        return pn.Column(view, self.details, sizing_mode="stretch_width") if tab.details else view
+        parts = [self.step_lines[name], self.views[name], *([self.details] if TAB[name].details else [])]
+        return pn.Column(*parts, sizing_mode="stretch_width")
 
     def __panel__(self):
         # A tab with costly shared figures (``warm``: the Sequences tab's attack curves take seconds) is
@@ -73,11 +107,13 @@ class Dashboard(pn.viewable.Viewer):
             *((tab.title, pn.param.ParamFunction(lambda name=tab.name: self.tab_content(name), lazy=True,
                                                  sizing_mode="stretch_width")
                if tab.warm is not None else self.tab_content(tab.name)) for tab in TABS),
-            dynamic=True, sizing_mode="stretch_width",
+            active=NAMES.index(self.tab), dynamic=True, sizing_mode="stretch_width",
         )
+        tabs.param.watch(lambda ev: setattr(self, "tab", NAMES[ev.new]), "active")
+        self.param.watch(lambda ev: setattr(tabs, "active", NAMES.index(ev.new)), "tab")
         return pn.Row(
             pn.Column(pn.pane.Markdown("## microrelease"), self.sidebar, width=320),
-            pn.Column(self.summary, tabs, sizing_mode="stretch_width"),
+            pn.Column(self.summary_box, tabs, sizing_mode="stretch_width"),
             sizing_mode="stretch_width",
         )
 

@@ -19,7 +19,10 @@ CANVAS = {"plot.output_backend": "canvas"}
 STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728",
                  "fails privacy model": "#9e9ac8"}
 SELECTED = "#000000"  # ring of the selected node
-TESTED = "#2ca02c"  # ring of the vectors tested by the Find_vector probe shown
-NO_RING = "#ffffff"
+TESTED = "#2ca02c"  # ring of the vectors tested by the Find_vector probe shown (and the height it tried)
+RING = {"fill_alpha": 0, "line_width": 3, "nonselection_alpha": 1.0, "selection_alpha": 1.0}  # a ring, not a dot
+EDGE = {"color": "#cccccc", "line_width": 1}  # a direct generalization step between two drawn nodes
+PATH = {"color": "#999999", "line_width": 1, "line_dash": "dashed"}  # a path through nodes not drawn
+BAND = {"color": TESTED, "alpha": 0.12}  # the height a Find_vector probe tried
 BOUND = {"color": "#444444", "line_dash": "dashed"}  # a theoretical bound (1/k) or the Pareto front
 MARKER = {"color": "#999999", "line_dash": "dotted"}  # the current k on a curve's axis

@@ -57,6 +57,7 @@ FLAGS = {
     # the dashboard's server
     "host": "--host",
     "port": "--port",
+    "allowed_hosts": "--allow-host",
 }
 
 

@@ -1,22 +1,27 @@
 """The selected node: generalized table, class-size histogram, suppressed rows, its figures, risk.
 
-Shown under the lattice and under the trade-off plot (one instance, both tabs). The figures are
-those of the core's metrics registry (``METRICS``), in its order, with its labels.
+Shown under the lattice, the trade-off plot and the export (one instance, several tabs). The figures
+are those of the core's metrics registry (``METRICS``), in its order, with its labels.
 """
 
 from __future__ import annotations
 
 import holoviews as hv
 import numpy as np
+import pandas as pd
 import panel as pn
 import param
 
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.style import CANVAS
+from microrelease.app.text import shown, shown_html
 from microrelease.core.lattice.metrics import METRICS
 
 PREVIEW_ROWS = 200
 FATE_COLORS = {"released": "#3182bd", "suppressed": "#969696"}
+HISTOGRAM_HEIGHT = 240
+CLASS_SEPARATOR = " · "
+WRAPPED = {"type": "textarea"}  # Tabulator wraps these cells instead of widening the table
 
 
 def figure_text(value) -> str:
@@ -29,6 +34,27 @@ def figures_table(figures: dict) -> str:
     return "\n".join(["| figure | value | meaning |", "|---|---|---|", *rows])
 
 
+def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray) -> hv.Spikes:
+    """Classes per class size, released ones and suppressed ones (smaller than k) in their colours."""
+    fate = np.where(released, "released", "suppressed")
+    return hv.Spikes((sizes, counts, fate), "class size", ["classes", "fate"]).opts(
+        color="fate", cmap=FATE_COLORS, line_width=3, tools=["hover"], responsive=True, height=HISTOGRAM_HEIGHT,
+        title="Equivalence-class sizes (classes smaller than k are suppressed)", backend_opts=CANVAS,
+        shared_axes=False)
+
+
+def escaped_titles(frame: pd.DataFrame) -> dict[str, str]:
+    return {c: shown_html(c) for c in frame.columns}
+
+
+def failing_classes(failing: pd.DataFrame, qis: list[str]) -> pd.DataFrame:
+    """The failing classes, their QI values joined into one ``class`` column: eight QI columns, the
+    statistics and the distribution side by side do not fit the page."""
+    shown_frame = failing.drop(columns=qis)
+    shown_frame.insert(0, "class", failing[qis].astype(str).agg(CLASS_SEPARATOR.join, axis=1))
+    return shown_frame
+
+
 class NodeDetails(pn.viewable.Viewer):
     state = param.ClassSelector(class_=Explorer)
 
@@ -39,8 +65,19 @@ class NodeDetails(pn.viewable.Viewer):
         self.suppressed = pn.widgets.Tabulator(disabled=True, show_index=True, height=180,
                                                sizing_mode="stretch_width", css_classes=["suppressed-table"])
         self.metrics = pn.pane.Markdown(css_classes=["node-metrics"], sizing_mode="stretch_width")
+        self.failures_title = pn.pane.Markdown(sizing_mode="stretch_width", visible=False)
         self.failures = pn.widgets.Tabulator(disabled=True, show_index=False, height=220, visible=False,
-                                             sizing_mode="stretch_width", css_classes=["failing-classes"])
+                                             layout="fit_columns", sizing_mode="stretch_width",
+                                             formatters={"class": WRAPPED, "fails": WRAPPED, "distribution": WRAPPED},
+                                             css_classes=["failing-classes"])
+        # A figure replaced through the pane's ``object``, never a DynamicMap refreshed by the Explorer: a
+        # tap sets ``selected`` inside a HoloViews stream callback, which may run without the document
+        # lock (Panel schedules it as an unlocked coroutine), and a DynamicMap would then write to its Bokeh
+        # figure directly (bokeh's "_pending_writes should be non-None"). Panel applies a pane's new object
+        # under the lock, or holds the document and sends the change itself.
+        self.histogram = pn.pane.HoloViews(class_size_plot(*[np.zeros(0, dtype=int)] * 3), visible=False,
+                                           sizing_mode="stretch_width", height=HISTOGRAM_HEIGHT + 10,
+                                           css_classes=["class-sizes"])
         # After the lattice's recolouring (precedence 0): the node's release is the slower update and
         # must not hold back the answer the user is looking at.
         self.state.param.watch(self._refresh, ["selected", "answer"], precedence=10)
@@ -51,17 +88,19 @@ class NodeDetails(pn.viewable.Viewer):
         if e.answer is None or e.selected is None:
             self.metrics.object = "Tap a node in the lattice or the trade-off plot to see its release."
             self.table.value = self.suppressed.value = None
-            self.failures.visible = False
+            self.failures.visible = self.failures_title.visible = self.histogram.visible = False
             return
         gt = e.release(e.selected)
         r = e.answer.node(e.selected)
-        failing = e.explain(e.selected)
-        self.failures.value = failing.head(PREVIEW_ROWS) if len(failing) else None
-        self.failures.visible = len(failing) > 0
-        self.table.value = gt.released.head(PREVIEW_ROWS).reset_index(drop=True)
-        self.suppressed.value = e.suppressed_rows(gt, PREVIEW_ROWS)
+        self._show_failures(e.explain(e.selected))
+        self.histogram.param.update(object=class_size_plot(*e.class_sizes(e.selected)), visible=True)
+        released, suppressed = gt.released.head(PREVIEW_ROWS).reset_index(drop=True), e.suppressed_rows(gt, PREVIEW_ROWS)
+        # column names come from the data, and Tabulator writes a title as HTML
+        self.table.param.update(value=released, titles=escaped_titles(released))
+        self.suppressed.param.update(value=suppressed, titles=escaped_titles(suppressed))
         self.metrics.object = (
-            f"**Selected node <span id='sel'>{list(r.vector)}</span>** (height {r.height}; {e.vector_text(e.selected)})  \n"
+            f"**Selected node <span id='sel'>{list(r.vector)}</span>** (height {r.height}; "
+            f"{shown(e.vector_text(e.selected))})  \n"
             f"{'satisfies' if r.satisfies else 'does not satisfy'} k = {e.k} within MaxSup = {e.max_sup}"
             f"{' · k-minimal' if r.k_minimal else ''}  \n"
             f"suppressed rows: <span id='sel-suppressed'>{r.suppressed}</span> · released {e.dataset.n_rows - r.suppressed}"
@@ -71,32 +110,25 @@ class NodeDetails(pn.viewable.Viewer):
             + "\n\n" + figures_table(e.figures(e.selected))
         )
 
-    @param.depends("state.selected", "state.answer")
-    def histogram(self) -> hv.Spikes:
-        e = self.state
-        if e.answer is None or e.selected is None:
-            return hv.Spikes([], "class size", ["classes", "fate"])
-        sizes, counts, released = e.class_sizes(e.selected)
-        fate = np.where(released, "released", "suppressed")
-        return hv.Spikes((sizes, counts, fate), "class size", ["classes", "fate"]).opts(
-            color="fate", cmap=FATE_COLORS, line_width=3, tools=["hover"],
-            responsive=True, height=220, title="Equivalence-class sizes (classes smaller than k are suppressed)",
-            backend_opts=CANVAS, shared_axes=False, framewise=True)
+    def _show_failures(self, failing: pd.DataFrame) -> None:
+        qis = list(self.state.dataset.quasi_identifiers)
+        if len(failing):
+            self.failures_title.object = (
+                "**Classes failing a privacy model** (class: the values of "
+                + CLASS_SEPARATOR.join(shown(q) for q in qis) + "; statistic per model; sensitive distribution)")
+            frame = failing_classes(failing.head(PREVIEW_ROWS), qis)
+            # statistics are named by their model, too long for a narrow header
+            self.failures.param.update(value=frame, header_tooltips={c: c for c in frame.columns})
+        else:
+            self.failures.value = None
+        self.failures.visible = self.failures_title.visible = len(failing) > 0
 
     def __panel__(self):
-        # Shown and hidden through a layout, not the HoloViews pane itself: a tap sets ``selected`` inside
-        # a HoloViews stream callback, and the pane would then update its Bokeh figure without the
-        # document lock (bokeh's "_pending_writes should be non-None" error, which broke later taps).
-        histogram = pn.Column(pn.pane.HoloViews(hv.DynamicMap(self.histogram), sizing_mode="stretch_width",
-                                                min_height=240),
-                              sizing_mode="stretch_width", visible=self.state.selected is not None)
-        self.state.param.watch(lambda ev: setattr(histogram, "visible", ev.new is not None), ["selected"])
         return pn.Column(
             self.metrics,
-            pn.pane.Markdown("**Classes failing a privacy model** (sensitive distribution; statistic per model)",
-                             visible=self.failures.param.visible),
+            self.failures_title,
             self.failures,
-            histogram,
+            self.histogram,
             pn.pane.Markdown("**Generalized table** (identifiers dropped, suppressed rows removed)"),
             self.table,
             pn.pane.Markdown("**Suppressed rows** (input row number and values)"),

@@ -1,12 +1,43 @@
-"""The sidebar: k, MaxSup (rows and %), preference policy and weights, privacy models, lattice view mode."""
+"""The sidebar: step 2 of the page, the question (k, MaxSup in rows and %, preference policy and
+weights, privacy models), and the lattice view mode. It shows only the sections of the tab in view
+(:meth:`Sidebar.show`, driven by the tab registry's ``sidebar`` entries): the tabs with their own k
+must not have a second k on screen beside theirs.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import panel as pn
 import param
 
 from microrelease.app.explorer.state import Explorer
+from microrelease.app.text import shown
 from microrelease.core import POLICIES
+
+QUESTION, LATTICE_VIEW = "question", "lattice-view"  # the sections a tab can ask for
+
+
+class CheckedIntInput(pn.widgets.IntInput):
+    """An IntInput whose bounds the server checks. Given the bounds, Bokeh's spinner silently keeps its
+    old value while still showing what was typed (k "9999" on screen, k = 2 in force); without them
+    the value reaches the server, which says what is wrong and puts the box back."""
+
+    _rename = {"start": None, "end": None}
+
+
+class CheckedFloatInput(pn.widgets.FloatInput):
+    """A FloatInput whose bounds the server checks (see :class:`CheckedIntInput`)."""
+
+    _rename = {"start": None, "end": None}
+
+
+def bounds_text(start, end) -> str:
+    if start is None and end is None:
+        return "any number"
+    if end is None:
+        return f"at least {start:,}"
+    return f"from {start:,} to {end:,}"
 
 
 class Sidebar(pn.viewable.Viewer):
@@ -18,10 +49,13 @@ class Sidebar(pn.viewable.Viewer):
         self._syncing = False
         self.k_slider = pn.widgets.IntSlider.from_param(e.param.k, label="k", end=min(100, e.param.k.bounds[1] or 100),
                                                         css_classes=["k-slider"])
-        self.k_input = pn.widgets.IntInput.from_param(e.param.k, label="k (exact)", css_classes=["k-input"])
-        self.sup_rows = pn.widgets.IntInput.from_param(e.param.max_sup, label="MaxSup (rows)", css_classes=["maxsup-rows"])
-        self.sup_pct = pn.widgets.FloatInput(label="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
-                                             css_classes=["maxsup-pct"])
+        self.k_input = CheckedIntInput(label="k (exact)", value=e.k, css_classes=["k-input"],
+                                       description=e.param.k.doc)
+        self.sup_rows = CheckedIntInput(label="MaxSup (rows)", value=e.max_sup, css_classes=["maxsup-rows"])
+        self.sup_pct = CheckedFloatInput(label="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
+                                         css_classes=["maxsup-pct"])
+        self.input_message = pn.pane.Alert(alert_type="warning", visible=False, css_classes=["input-message"],
+                                           sizing_mode="stretch_width")
         self.policy = pn.widgets.Select.from_param(e.param.policy, label="Preference policy",
                                                    options={p.label: n for n, p in POLICIES.items()})
         self.weights = pn.Column()
@@ -32,40 +66,104 @@ class Sidebar(pn.viewable.Viewer):
         self.sensitive = pn.widgets.Select.from_param(e.param.sensitive_attribute, label="Sensitive attribute",
                                                       css_classes=["sensitive-select"])
         self.l_kind = pn.widgets.Select.from_param(e.param.l_kind, label="l-diversity", css_classes=["l-kind"])
-        self.l_value = pn.widgets.FloatInput.from_param(e.param.l, label="l", step=1, css_classes=["l-value"])
-        self.c_value = pn.widgets.FloatInput.from_param(e.param.c, label="c (recursive)", step=0.5)
-        self.t_value = pn.widgets.FloatInput.from_param(e.param.t, label="t-closeness t (0 = off)", step=0.05,
-                                                        css_classes=["t-value"])
+        self.l_value = CheckedFloatInput(label="l", value=e.l, step=1, start=1, css_classes=["l-value"])
+        self.c_value = CheckedFloatInput(label="c (recursive)", value=e.c, step=0.5, start=0, css_classes=["c-value"])
+        self.t_value = CheckedFloatInput(label="t-closeness t (0 = off)", value=e.t, step=0.05, start=0, end=1,
+                                         css_classes=["t-value"])
         self.ground = pn.widgets.Select.from_param(e.param.ground, label="EMD ground distance")
+        self.model_progress = pn.indicators.Progress(value=0, max=100, width=280, visible=False,
+                                                     css_classes=["model-progress"])
         self.expand.on_click(lambda _: e.expand_selected())
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
-        self.sup_pct.param.watch(self._pct_to_rows, "value")
-        e.param.watch(lambda ev: self._show_pct(ev.new), ["max_sup"])
-        e.param.watch(self._rebuild, ["profile"])
+        self._check(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
+        self._check(self.sup_rows, "MaxSup (rows)", lambda: e.max_sup, lambda v: setattr(e, "max_sup", v))
+        self._check(self.sup_pct, "MaxSup (% of rows)", lambda: self._pct(e.max_sup), e.max_sup_share)
+        for box, name in ((self.l_value, "l"), (self.c_value, "c"), (self.t_value, "t")):
+            self._check(box, name, lambda name=name: getattr(e, name), lambda v, name=name: setattr(e, name, v))
+            e.param.watch(lambda ev, box=box: self._set(box, ev.new), [name])
+        e.param.watch(lambda ev: self._set(self.k_input, ev.new), ["k"])
+        e.param.watch(lambda ev: self._show_max_sup(ev.new), ["max_sup"])
+        e.param.watch(self._bounds, ["k", "max_sup"], what="bounds")
+        e.param.watch(self._rebuild, ["dataset"])  # per-QI boxes: not on a privacy model's new profile
         e.param.watch(lambda ev: setattr(self.weights, "visible", POLICIES[ev.new].uses_weights), ["policy"])
+        if "model_progress" in e.param:  # the Explorer builds a privacy model's profile with progress
+            e.param.watch(self._show_model_progress, ["model_progress", "model_running"])
+        self.question = pn.Column(
+            "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
+            self.policy, self.weights,
+            "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
+            self.t_value, self.ground, self.model_progress, css_classes=["sidebar-question"])
+        self.lattice_view = pn.Column(
+            "### Lattice view", self.view, self.expand, self.reset,
+            pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,
+            css_classes=["sidebar-lattice-view"])
+        self.elsewhere = pn.pane.Markdown(
+            "**2 · Question** (k, MaxSup, policy, privacy models) is asked here on the tabs that answer it: "
+            "3 Explore, 4 Decide and Teaching.", css_classes=["sidebar-note"], visible=False)
+        self._bounds()
         self._rebuild()
 
-    def _pct_to_rows(self, event) -> None:
-        if not self._syncing:  # else the % box is only echoing a change of the rows box
-            self.state.max_sup_share(event.new)
+    # --- the question's number boxes: bounds checked on the server, with a message -------------------
+    def _check(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
+        def check(event) -> None:
+            if self._syncing:
+                return
+            value, start, end = event.new, box.start, box.end
+            if value is None or (start is not None and value < start) or (end is not None and value > end):
+                typed = "an empty box" if value is None else shown(value)
+                self.input_message.object = (f"**{name}** must be {bounds_text(start, end)}: {typed} was not "
+                                             f"applied; {name} stays {current():,}.")
+                self.input_message.visible = True
+                self._set(box, current())
+                return
+            try:
+                apply(value)
+            except ValueError:  # the one rule the bounds cannot say: c > 0 (the box's start is excluded)
+                self.input_message.object = (f"**{name}** must be greater than {start:,}: {shown(value)} was not "
+                                             f"applied; {name} stays {current():,}.")
+                self.input_message.visible = True
+                self._set(box, current())
+                return
+            self.input_message.visible = False
 
-    def _show_pct(self, rows: int) -> None:
+        box.param.watch(check, "value")
+
+    def _set(self, box, value) -> None:
+        """Show ``value`` in ``box`` without applying it again."""
         self._syncing = True
         try:
-            self.sup_pct.value = round(100 * rows / self.state.dataset.n_rows, 3)
+            box.value = value
         finally:
             self._syncing = False
+
+    def _bounds(self, *_) -> None:
+        e = self.state
+        self.k_input.start, self.k_input.end = e.param.k.bounds
+        self.sup_rows.start, self.sup_rows.end = e.param.max_sup.bounds
+
+    def _pct(self, rows: int) -> float:
+        return round(100 * rows / self.state.dataset.n_rows, 3) if self.state.dataset is not None else 0.0
+
+    def _show_max_sup(self, rows: int) -> None:
+        self._set(self.sup_rows, rows)
+        self._set(self.sup_pct, self._pct(rows))
+
+    def _show_model_progress(self, *_) -> None:
+        e = self.state
+        self.model_progress.value = int(100 * e.model_progress)
+        self.model_progress.visible = bool(e.model_running)
 
     def _rebuild(self, *_) -> None:
         e = self.state
         if e.dataset is None:
             return
         self.k_slider.end = min(100, e.dataset.n_rows)
-        self._show_pct(e.max_sup)
+        self._show_max_sup(e.max_sup)
         boxes = []
         for q in e.dataset.quasi_identifiers:
-            box = pn.widgets.FloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
-            box.param.watch(lambda ev, q=q: setattr(e, "weights", {**e.weights, q: ev.new}), "value")
+            box = CheckedFloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
+            self._check(box, f"weight of {q}", lambda q=q: e.weights.get(q, 1.0),
+                        lambda v, q=q: setattr(e, "weights", {**e.weights, q: v}))
             boxes.append(box)
         self.weights.objects = boxes
         self.weights.visible = POLICIES[e.policy].uses_weights
@@ -77,12 +175,15 @@ class Sidebar(pn.viewable.Viewer):
             selects.append(sel)
         self.fixed.objects = selects
 
+    # --- which sections the tab in view uses ---------------------------------------------------------
+    def show(self, sections: tuple[str, ...]) -> None:
+        """Show only ``sections`` (QUESTION, LATTICE_VIEW); a tab without any gets a note saying where the
+        question went, so that no second k stands beside the tab's own."""
+        self.question.visible = QUESTION in sections
+        self.lattice_view.visible = LATTICE_VIEW in sections
+        self.elsewhere.visible = not sections
+        if QUESTION not in sections:
+            self.input_message.visible = False
+
     def __panel__(self):
-        return pn.Column(
-            "### Question", self.k_slider, self.k_input, self.sup_rows, self.sup_pct, self.policy, self.weights,
-            "### Attribute disclosure", self.sensitive, self.l_kind, self.l_value, self.c_value, self.t_value,
-            self.ground,
-            "### Lattice view", self.view, self.expand, self.reset,
-            pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,
-            width=300,
-        )
+        return pn.Column(self.question, self.lattice_view, self.elsewhere, width=300)

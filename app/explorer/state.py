@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
     POLICIES,
     Answer,
@@ -27,7 +28,8 @@ from microrelease.core import (
     generalize,
     query,
 )
-from microrelease.core.exceptions import MicroreleaseError
+from microrelease.core.exceptions import Cancelled, MicroreleaseError
+from microrelease.core.lattice.hierarchies import describe_vector
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import build_model_profile, explain_node
 from microrelease.core.models.registry import spec_parameters
@@ -72,6 +74,10 @@ class Explorer(param.Parameterized):
     answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
     preferred = param.Integer(default=None, allow_None=True, precedence=-1)
     message = param.String(default="", precedence=-1)
+    model_running = param.Boolean(default=False, precedence=-1,
+                                  doc="the profile under the privacy models asked for is being built")
+    model_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1,
+                                  doc="fraction of that profile built")
 
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
         super().__init__(**params)
@@ -80,6 +86,11 @@ class Explorer(param.Parameterized):
         # with: release(), explain() and the export use these very objects (None / () without models).
         self.applied_frequency: SensitiveFrequency | None = None
         self.applied_models: tuple = ()
+        # Runs a function where the page may be changed (a served page's event loop, under the
+        # document lock); None: here and now (tests, notebooks). With it, a privacy model's profile
+        # is built on a worker thread, so that the page stays responsive.
+        self.hand_back: Callable[[Callable[[], None]], None] | None = None
+        self._models = Latest("microrelease-models")
         if dataset is not None:
             self.load(dataset, profile)
 
@@ -87,12 +98,13 @@ class Explorer(param.Parameterized):
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
              progress: Callable[[float], None] | None = None) -> None:
         """Use ``dataset`` (building its profile unless given) and answer the current question."""
-        profile = profile or build_profile(dataset, progress=progress)
+        profile = profile or build_profile(dataset, progress=progress, strategy=kernel_strategy("lattice"))
         self.plain_profile = profile
         n = dataset.n_rows
         k, max_sup = min(self.k, n), min(self.max_sup, n)
         weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
         answer, preferred, message = self._compute(profile, k, max_sup, weights)
+        self._stop_models()  # a model profile being built is of the old dataset
         # One batch, with the answer computed above: views never see the new lattice with the old
         # answer, and _answer does not compute it a second time.
         self._loading = True
@@ -135,16 +147,47 @@ class Explorer(param.Parameterized):
     def _apply_models(self) -> None:
         if self.dataset is None or self._loading:
             return
+        self._stop_models()
         specs = self.model_specs()
-        applied: tuple[SensitiveFrequency | None, tuple] = (None, ())
         if not specs or not self.sensitive_attribute:
-            profile, message = self.plain_profile, "" if not specs else "Choose a sensitive attribute for the models."
-        else:
+            self._use_models((None, ()), self.plain_profile,
+                             "" if not specs else "Choose a sensitive attribute for the models.")
+            return
+        dataset, attribute = self.dataset, self.sensitive_attribute
+
+        def work(report, should_stop):
             try:
-                applied = prepare_models(self.dataset, self.sensitive_attribute, specs)
-                profile, message = build_model_profile(self.dataset, *applied), ""
-            except MicroreleaseError as exc:
-                applied, profile, message = (None, ()), self.plain_profile, f"Privacy models not applied: {exc}"
+                applied = prepare_models(dataset, attribute, specs)
+                return applied, build_model_profile(dataset, *applied, strategy=kernel_strategy("models"),
+                                                    progress=report, should_stop=should_stop)
+            except Cancelled:
+                raise
+            except MicroreleaseError as exc:  # a model that does not fit the attribute: said on the page
+                return exc
+
+        self.param.update(model_running=True, model_progress=0.0)
+        try:
+            self._models.start(work, self._finish_models, lambda f: setattr(self, "model_progress", f), self.hand_back)
+        except Exception:  # without a page, a bug surfaces here: the build is no longer running
+            self.model_running = False
+            raise
+
+    def _stop_models(self) -> None:
+        """Drop the model profile being built, if any (its result would answer an old question)."""
+        self._models.stop()
+        if self.model_running:
+            self.param.update(model_running=False, model_progress=0.0)
+
+    def _finish_models(self, outcome) -> None:
+        self.param.update(model_running=False, model_progress=1.0)
+        if isinstance(outcome, Exception):  # a model that does not fit the attribute, or (served) a bug
+            reason = outcome if isinstance(outcome, MicroreleaseError) else \
+                f"an internal error ({type(outcome).__name__}); the server log has the details"
+            self._use_models((None, ()), self.plain_profile, f"Privacy models not applied: {reason}")
+        else:
+            self._use_models(*outcome, "")
+
+    def _use_models(self, applied, profile: LatticeProfile, message: str) -> None:
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.applied_frequency, self.applied_models = applied
@@ -201,9 +244,8 @@ class Explorer(param.Parameterized):
         return "; ".join(f"{name}: {int(r[i])} rows" for name, r in rows.items() if r[i]) if rows else ""
 
     def vector_text(self, i: int) -> str:
-        """The vector spelled with level names: ``sex: *, age: 10-wide bands, ...``."""
-        v = self.lattice.node(i)
-        return ", ".join(f"{h.attribute}: {h.level_names[d]}" for h, d in zip(self.dataset.hierarchies, v, strict=True))
+        """Node i spelled with level names: ``sex: *, age: bands of 10, ...`` (raw text: escape it for a pane)."""
+        return describe_vector(self.dataset.hierarchies, self.lattice.node(i))
 
     def nodes_frame(self, ids: np.ndarray | None = None) -> pd.DataFrame:
         """One row per node (default: every node) with what the views show and hover."""
@@ -212,7 +254,7 @@ class Explorer(param.Parameterized):
         status = self.status()[ids]
         return pd.DataFrame({
             "node": ids,
-            "vector": [str(list(self.lattice.node(int(i)))) for i in ids],
+            "vector": [str(row) for row in self.lattice.grid[ids].tolist()],  # "[1, 0, 2]", one call for all
             "levels": [self.vector_text(int(i)) for i in ids],
             "height": self.lattice.node_heights[ids],
             "status": np.asarray(STATUS, dtype=object)[status],

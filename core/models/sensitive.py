@@ -99,11 +99,23 @@ def _sensitive_frequency(dataset: Dataset, attribute: str, hierarchy: Hierarchy 
         if absent:
             raise CoverageError(attribute, absent)
     column = pd.Index(labels).get_indexer(text).astype(np.int64)
-    keyed = np.column_stack([dataset.codes, column])
-    tuples, counts = np.unique(keyed, axis=0, return_counts=True)
+    tuples, counts = unique_rows(np.column_stack([dataset.codes, column]))
     column.setflags(write=False)
     return SensitiveFrequency(attribute, tuples[:, :-1].astype(np.int32), tuples[:, -1].astype(np.int64),
                               counts.astype(np.int64), tuple(labels), column, hierarchy)
+
+
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(rows, axis=0, return_counts=True)`` for non-negative integer rows, by one mixed-radix
+    int64 key per row when the columns fit (the same rows in the same order, about 5x faster)."""
+    radices = rows.max(axis=0).astype(np.int64) + 1 if len(rows) else np.ones(rows.shape[1], np.int64)
+    if float(np.prod(radices, dtype=float)) >= 2**62:
+        return np.unique(rows, axis=0, return_counts=True)
+    key = np.zeros(len(rows), dtype=np.int64)
+    for j, r in enumerate(radices):
+        key = key * r + rows[:, j]
+    keys, first, counts = np.unique(key, return_index=True, return_counts=True)
+    return rows[first], counts
 
 
 class PreparedModels(NamedTuple):

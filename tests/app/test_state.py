@@ -91,7 +91,8 @@ def test_views_open_focused_on_adult_within_the_cap():
     e.expanded = [e.selected]
     below, above = graph.neighbours(e.lattice, [e.selected])
     assert set(below) | set(above) | {e.selected} <= set(drawn_nodes())
-    assert (lattice.drawn_frame().set_index("node")["ring"][e.selected]) == "selected"
+    rings = lattice.rings()
+    assert rings.loc[rings["ring"] == "selected", "vector"].tolist() == [str(list(e.lattice.node(e.selected)))]
 
 
 def test_pareto_front_against_brute_force():
@@ -139,7 +140,7 @@ def test_export_writes_the_cli_files(samarati_explorer):
     from microrelease.app.tabs.export.state import ExportState
 
     samarati_explorer.selected = samarati_explorer.lattice.index((1, 1))
-    csv, report = ExportState(explorer=samarati_explorer).files()
+    csv, report, _ = ExportState(explorer=samarati_explorer).files()
     table = pd.read_csv(__import__("io").BytesIO(csv), dtype=str)
     assert check_k_anonymity(table, ["Race", "ZIP"], 2).is_k_anonymous and len(table) == 9
     report = json.loads(report)
@@ -152,7 +153,7 @@ def test_teaching_find_vector_steps_highlight_probes(samarati_explorer):
     t = TeachingView(state=TeachingState(explorer=samarati_explorer))
     trace = samarati_explorer.find_vector().trace
     assert samarati_explorer.probe == 0 and "try height <span id='fv-try'>1</span>" in t.probe_text.object
-    t.step.value = len(trace) - 1  # the slider drives the state
+    t.step.value = len(trace)  # the slider drives the state (probes numbered from 1)
     assert samarati_explorer.probe == len(trace) - 1
     samarati_explorer.selected = samarati_explorer.lattice.index((0, 1))
     vt = t.vt.value
@@ -317,7 +318,7 @@ def test_the_data_view_shows_input_errors_and_lets_bugs_surface():
         raise MicroreleaseError("bad input")
 
     view._guard(refused)
-    assert view.status.object == "⚠ bad input"
+    assert view.status.object == "<span id='data-status'>⚠ bad input</span>"
 
     def bug():
         raise ValueError("a bug, not the user's input")

@@ -2,8 +2,13 @@
 
 Drawing all 6,480 nodes of adult's lattice gives an unreadable blob, so above ``FOCUS_LIMIT``
 nodes the dashboard opens on the *k-minimal frontier*: the k-minimal nodes, the failing nodes just
-below them and the satisfying nodes just above them. Users can add a node's neighbours, fix some
-QIs at chosen levels (the sub-lattice of the others), or ask for the full lattice.
+below them and the satisfying nodes just above them (:mod:`.frontier` chooses them under the cap).
+Users can add a node's neighbours, fix some QIs at chosen levels (the sub-lattice of the others), or
+ask for the full lattice.
+
+The drawn graph has an edge for each direct generalization step between two drawn nodes; a drawn node
+that no such step joins to another (a selected node far from the frontier, say) gets *path* edges
+(drawn dashed) to its nearest drawn generalizations and specializations.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from microrelease.core import Lattice
 
 FOCUS_LIMIT = 300  # lattices up to this size are drawn whole by default
 DRAW_CAP = 500  # the focused view never draws more nodes than this
+PATHS_LIMIT = 2500  # path edges need an n x n comparison: only for drawings up to this size
 
 
 def neighbours(lattice: Lattice, ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -27,26 +33,6 @@ def neighbours(lattice: Lattice, ids: Iterable[int]) -> tuple[np.ndarray, np.nda
     below = src[np.isin(tgt, ids)]
     above = tgt[np.isin(src, ids)]
     return np.unique(below), np.unique(above)
-
-
-def frontier(lattice: Lattice, satisfying: np.ndarray, minimal: np.ndarray, *, first: Iterable[int] = (),
-             cap: int = DRAW_CAP) -> np.ndarray:
-    """The focused view: ``first`` nodes, the k-minimal ones, failing ones just below, passing ones just above.
-
-    Capped at ``cap`` nodes, filled in that order of priority (within a group, lowest height first).
-    """
-    minimal_ids = np.flatnonzero(minimal)
-    below, above = neighbours(lattice, minimal_ids)
-    below = below[~satisfying[below]]
-    above = above[satisfying[above] & ~minimal[above]]
-    chosen: dict[int, None] = {}
-    heights = lattice.node_heights
-    for group in (np.asarray(list(first), dtype=np.int64), minimal_ids, below, above):
-        for i in group[np.argsort(heights[group], kind="stable")]:
-            if len(chosen) >= cap:
-                return np.fromiter(chosen, dtype=np.int64)
-            chosen.setdefault(int(i))
-    return np.fromiter(chosen, dtype=np.int64)
 
 
 def sublattice(lattice: Lattice, fixed: Mapping[str, int]) -> np.ndarray:
@@ -71,16 +57,42 @@ def layered_layout(lattice: Lattice, ids: np.ndarray) -> tuple[np.ndarray, np.nd
     return x, y
 
 
+def path_edges(lattice: Lattice, ids: np.ndarray, ends: Iterable[int]) -> np.ndarray:
+    """(k x 2) pairs (a, b) of drawn nodes, a below b in the lattice order, one of them in ``ends``, more
+    than one step apart and with no drawn node strictly between: where ``ends`` sit among the drawn."""
+    ids = np.asarray(ids, dtype=np.int64)
+    rows = np.flatnonzero(np.isin(ids, list(ends)))
+    if len(ids) < 2 or not len(rows):
+        return np.zeros((0, 2), dtype=np.int64)
+    grid = lattice.grid[ids]
+    below = np.all(grid[:, None, :] <= grid[None, :, :], axis=2)  # below[i, j]: node i <= node j
+    np.fill_diagonal(below, False)
+    less = below.astype(np.float32)
+    height = lattice.node_heights[ids]
+    up = below[rows] & ~((less[rows] @ less) > 0)  # no drawn node strictly between
+    down = below[:, rows] & ~((less @ less[:, rows]) > 0)
+    a, b = np.nonzero(up)
+    c, d = np.nonzero(down)
+    pairs = np.unique(np.column_stack([np.concatenate([rows[a], c]), np.concatenate([b, rows[d]])]), axis=0)
+    pairs = pairs[height[pairs[:, 1]] - height[pairs[:, 0]] > 1]
+    return ids[pairs]
+
+
 def drawn_graph(lattice: Lattice, ids: np.ndarray) -> nx.DiGraph:
-    """The drawn part of the lattice as a networkx DiGraph with ``pos`` on every node."""
+    """The drawn part of the lattice as a networkx DiGraph with ``pos`` on every node and ``path`` on
+    every edge: False for a direct generalization step; True for a path through nodes not drawn, from
+    or to a drawn node that no direct step joins to another (up to PATHS_LIMIT drawn nodes)."""
     ids = np.asarray(ids, dtype=np.int64)
     x, y = layered_layout(lattice, ids)
     graph = nx.DiGraph()
-    for i, xi, yi in zip(ids.tolist(), x.tolist(), y.tolist(), strict=True):
-        graph.add_node(i, pos=(xi, yi), vector=lattice.node(i))
+    for i, xi, yi, vector in zip(ids.tolist(), x.tolist(), y.tolist(), lattice.grid[ids].tolist(), strict=True):
+        graph.add_node(i, pos=(xi, yi), vector=tuple(vector))
     src, tgt = lattice.edges
     keep = np.isin(src, ids) & np.isin(tgt, ids)
-    graph.add_edges_from(zip(src[keep].tolist(), tgt[keep].tolist(), strict=True))
+    graph.add_edges_from(zip(src[keep].tolist(), tgt[keep].tolist(), strict=True), path=False)
+    alone = [i for i in graph if graph.degree(i) == 0]
+    if alone and len(ids) <= PATHS_LIMIT:
+        graph.add_edges_from(path_edges(lattice, ids, alone).tolist(), path=True)
     return graph
 
 
@@ -98,3 +110,15 @@ def height_overview(lattice: Lattice, satisfying: np.ndarray, minimal: np.ndarra
         "k-minimal": np.bincount(h[minimal], minlength=bins),
     })
 
+
+def overview_bars(overview: pd.DataFrame, statuses: tuple[str, ...], width: float = 0.8) -> pd.DataFrame:
+    """Side-by-side bars (for a log scale: stacking misleads there): per height one bar per status with
+    nodes, ``x0``..``x1`` within ``height ± width / 2``, from ``bottom`` (below 1) to the count."""
+    rows = []
+    for _, row in overview.iterrows():
+        present = [s for s in statuses if row[s]]
+        step = width / max(len(present), 1)
+        for j, status in enumerate(present):
+            x0 = row["height"] - width / 2 + j * step
+            rows.append((x0, x0 + step, int(row[status]), status, int(row["height"])))
+    return pd.DataFrame(rows, columns=["x0", "x1", "nodes", "status", "height"])

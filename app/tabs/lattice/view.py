@@ -3,89 +3,171 @@
 from __future__ import annotations
 
 import holoviews as hv
+import pandas as pd
 import panel as pn
 import param
+from bokeh.models import BasicTicker, LogTicker, NumeralTickFormatter
 
+from microrelease.app.explorer.details import figure_text
 from microrelease.app.explorer.picker import NodePicker
 from microrelease.app.explorer.state import STATUS
-from microrelease.app.style import CANVAS, NO_RING, SELECTED, STATUS_COLORS, TESTED
+from microrelease.app.style import BAND, CANVAS, EDGE, PATH, RING, SELECTED, STATUS_COLORS, TESTED
+from microrelease.app.tabs.lattice import graph
 from microrelease.app.tabs.lattice.state import BARS, LatticeState
 
-HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"), ("suppressed rows", "@suppressed"),
-         ("failing privacy models", "@models"),
-         ("accuracy", "@accuracy"), ("completeness", "@completeness"), ("distinct classes", "@distinct")]
-RINGS = {"": NO_RING, "tested": TESTED, "selected": SELECTED}
-DEPENDS = ["state.explorer.answer", "state.explorer.preferred", "state.explorer.selected", "state.explorer.view",
-           "state.explorer.fixed", "state.explorer.expanded", "state.explorer.probe", "state.explorer.profile"]
+# The figures of the hover, written as the node details write them (``figure_text``: one string for both).
+FIGURES = {"suppressed": "suppressed rows", "accuracy": "accuracy", "completeness": "completeness",
+           "distinct": "distinct classes"}
+HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"),
+         *((label, f"@{{{name}_text}}") for name, label in FIGURES.items())]
+MODELS_HOVER = ("failing privacy models", "@models")  # only while privacy models are applied
+RING_COLORS = {"tested": TESTED, "selected": SELECTED}
+# What changes the drawing (nodes, colours, edges); the rings, the band and the caption follow the probe too.
+DRAWING = ["state.explorer.answer", "state.explorer.preferred", "state.explorer.selected", "state.explorer.view",
+           "state.explorer.fixed", "state.explorer.expanded", "state.explorer.profile"]
+DEPENDS = [*DRAWING, "state.explorer.probe"]
+PLOT = {"backend_opts": CANVAS, "shared_axes": False, "framewise": True}
+
+
+def integer_ticks(log: bool = False) -> BasicTicker | LogTicker:
+    """Ticks on whole numbers only (a height, or a count, of 0.5 means nothing)."""
+    return (LogTicker if log else BasicTicker)(min_interval=1, num_minor_ticks=0)
+
+
+def hover_text(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
+    """``frame`` with ``<figure>_text`` columns: each figure of FIGURES written by ``figure_text``."""
+    ids = frame["node"].to_numpy()
+    for name in FIGURES:
+        frame[f"{name}_text"] = [figure_text(v.item()) for v in metrics[name][ids]]
+    return frame
 
 
 class LatticeView(NodePicker):
-    """Nodes as hv.Points over hv.Segments edges (hv.Graph cannot report a tapped node)."""
+    """Nodes as hv.Points over hv.Segments edges (hv.Graph cannot report a tapped node); the rings of
+    the selected node and of the probe's vectors are layers of their own, under the nodes."""
 
     state = param.ClassSelector(class_=LatticeState)
     height = param.Integer(default=560)
 
-    def _drawn_frame(self):
-        frame = self.state.drawn_frame()
-        frame["outline"] = frame["ring"].map(RINGS)
+    def _drawn_frame(self) -> pd.DataFrame:
+        e = self.state.explorer
+        frame = hover_text(self.state.drawn_frame(), e.answer.metrics)
+        frame["models"] = frame["models"].replace("", "none")
+        # Rows stay in the drawing's order, whatever the statuses (not sorted by status, say): a tap
+        # sends a row number, and one made while the page still shows the previous answer must name
+        # the same node in the new frame.
         return frame
 
-    @param.depends(*DEPENDS)
+    def _size(self) -> int:
+        return 13 if self.state.drawn_graph().number_of_nodes() <= 600 else 5
+
+    @param.depends(*DRAWING)
     def points(self) -> hv.Points:
         if self.state is None or self.state.explorer.answer is None:
             return hv.Points([])
         self._frame = frame = self._drawn_frame()
+        hover = [*HOVER, MODELS_HOVER] if self.state.explorer.applied_models else HOVER
         return hv.Points(frame, ["x", "y"], [c for c in frame.columns if c not in ("x", "y")]).opts(
-            color="status", cmap=STATUS_COLORS, size=13 if len(frame) <= 600 else 5, line_color="outline",
-            line_width=2, tools=["hover", "tap"], hover_tooltips=HOVER, nonselection_alpha=1.0,
-            selection_alpha=1.0, show_legend=True, legend_position="top_left", backend_opts=CANVAS, shared_axes=False,
-            framewise=True,
-        )
+            color="status", cmap=STATUS_COLORS, size=self._size(), line_color="white", line_width=1,
+            tools=["hover", "tap"], hover_tooltips=hover, nonselection_alpha=1.0, selection_alpha=1.0,
+            show_legend=True, legend_position="top_left", **PLOT)
+
+    def _ring(self, ring: str) -> hv.Points:
+        if self.state is None or self.state.explorer.answer is None:
+            return hv.Points([], ["x", "y"], ["vector", "ring"])
+        rows = self.state.rings()
+        return hv.Points(rows[rows["ring"] == ring], ["x", "y"], ["vector", "ring"]).opts(
+            size=self._size() + 9, line_color=RING_COLORS[ring], show_legend=False, **RING, **PLOT)
 
     @param.depends(*DEPENDS)
-    def edges(self) -> hv.Segments:
+    def tested(self) -> hv.Points:
+        return self._ring("tested")
+
+    @param.depends(*DEPENDS)
+    def selected(self) -> hv.Points:
+        return self._ring("selected")
+
+    @param.depends(*DEPENDS)
+    def band(self) -> hv.HSpans:
+        """The height the highlighted Find_vector probe tried."""
+        probe = self.state.probe() if self.state is not None and self.state.explorer.answer is not None else None
+        heights = [pos[1] for _, pos in self.state.drawn_graph().nodes(data="pos")] if probe is not None else []
+        # Only over drawn layers: a band far below the focused frontier would stretch the axis to reach it
+        # (the caption still names the height tried).
+        spans = [(probe.tried - 0.5, probe.tried + 0.5)] if heights and min(heights) <= probe.tried <= max(heights) else []
+        return hv.HSpans(spans).opts(**BAND, **PLOT)
+
+    def _segments(self, paths: bool) -> hv.Segments:
         if self.state is None or self.state.explorer.answer is None:
-            return hv.Segments([])
-        return hv.Segments(self.state.edges(), ["x0", "y0", "x1", "y1"]).opts(
-            color="#cccccc", line_width=1, backend_opts=CANVAS, shared_axes=False, framewise=True)
+            return hv.Segments([], ["x0", "y0", "x1", "y1"])
+        return hv.Segments(self.state.edges(paths=paths), ["x0", "y0", "x1", "y1"]).opts(
+            **(PATH if paths else EDGE), **PLOT)
+
+    @param.depends(*DRAWING)
+    def edges(self) -> hv.Segments:
+        return self._segments(paths=False)
+
+    @param.depends(*DRAWING)
+    def paths(self) -> hv.Segments:
+        return self._segments(paths=True)
+
+    @param.depends(*DEPENDS)
+    def decorations(self) -> hv.Overlay:
+        """Everything drawn with the nodes but the nodes, as one layer: HoloViews redraws an overlay once
+        per DynamicMap whose inputs changed, so five separate layers made five redraws of each k change."""
+        return hv.Overlay([self.band(), self.edges(), self.paths(), self.tested(), self.selected()])
 
     @param.depends("state.explorer.answer", "state.explorer.preferred")
     def overview(self) -> hv.Rectangles:
-        """Stacked bars of the nodes per height and status (numeric axes, so the ranges follow a newly
-        loaded lattice)."""
-        rects = []
+        """Nodes per height and status, side by side on a log scale: a single k-minimal node stays
+        visible beside a thousand failing ones."""
+        bars = pd.DataFrame(columns=["x0", "x1", "nodes", "status", "height"])
         if self.state is not None and self.state.explorer.answer is not None:
-            for _, row in self.state.overview().iterrows():
-                bottom = 0
-                for status in BARS:
-                    count = int(row[status])
-                    if count:
-                        rects.append((row.height - 0.4, bottom, row.height + 0.4, bottom + count, status, count))
-                        bottom += count
-        return hv.Rectangles(rects, ["x0", "y0", "x1", "y1"], ["status", "nodes"]).opts(
-            color="status", cmap={s: STATUS_COLORS[s] for s in BARS},
-            line_color="white", height=140, responsive=True, tools=["hover"], title="nodes per height",
-            xlabel="height", ylabel="nodes", backend_opts=CANVAS, shared_axes=False, framewise=True,
-        )
+            bars = graph.overview_bars(self.state.overview(), BARS)
+        bars["bottom"] = 0.5  # below a count of 1 (a log axis has no 0)
+        return hv.Rectangles(bars, ["x0", "bottom", "x1", "nodes"], ["status", "height"]).opts(
+            color="status", cmap={s: STATUS_COLORS[s] for s in BARS}, line_color="white", logy=True,
+            height=180, responsive=True, tools=["hover"], hover_tooltips=[("height", "@height"), ("status", "@status"),
+                                                                         ("nodes", "@nodes")],
+            title="nodes per height (log scale)", xlabel="height", ylabel="nodes", legend_position="right",
+            xticks=integer_ticks(), yticks=integer_ticks(log=True), yformatter=NumeralTickFormatter(format="0,0"),
+            **PLOT)
 
     @param.depends(*DEPENDS)
     def caption(self) -> str:
         if self.state is None or self.state.explorer.answer is None:
             return ""
-        n = self.state.drawn_graph().number_of_nodes()
-        return (f"Drawing <span id='n-drawn'>{n}</span> of {self.state.explorer.lattice.size} nodes "
-                f"(<span id='view-mode'>{self.state.effective_view()}</span> view). Colours: "
-                + ", ".join(f"<span style='color:{STATUS_COLORS[s]}'>●</span> {s}" for s in STATUS)
-                + ". Black ring: selected; green ring: vectors tested by the Find_vector step shown.")
+        s, e = self.state, self.state.explorer
+        n = s.drawn_graph().number_of_nodes()
+        text = (f"Drawing <span id='n-drawn'>{n}</span> of {e.lattice.size} nodes "
+                f"(<span id='view-mode'>{s.effective_view()}</span> view). Colours: "
+                + ", ".join(f"<span style='color:{STATUS_COLORS[st]}'>●</span> {st}" for st in STATUS)
+                + ". Black ring: selected.")
+        focus = s.focus()
+        if focus is not None and focus.truncated:
+            drawn = ", ".join(f"{focus.drawn[g]:,} of {focus.total[g]:,} {g}" for g in focus.total)
+            text += (f"  \n<span id='truncated'>**Truncated** at {focus.cap} nodes: drawn {drawn} "
+                     f"({sum(focus.left_out().values()):,} left out).</span> The sidebar adds a node's "
+                     "neighbours or shows the full lattice.")
+        if s.edges(paths=True):
+            text += " Dashed lines: paths through nodes not drawn."
+        probe = s.probe()
+        if probe is not None:
+            shown = int(s.rings()["ring"].eq("tested").sum())
+            text += (f"  \nGreen band and rings: Find_vector step <span id='probe-step'>{e.probe + 1}</span> tried height "
+                     f"<span id='probe-height'>{probe.tried}</span> and tested {len(probe.tested):,} "
+                     f"vector(s) ({shown:,} drawn).")
+        return text
 
     def __panel__(self):
-        plot = (hv.DynamicMap(self.edges) * self._points).opts(
+        plot = (hv.DynamicMap(self.decorations) * self._points).opts(
             hv.opts.Overlay(responsive=True, height=self.height, xaxis=None, ylabel="height", toolbar="above",
+                            yticks=integer_ticks(),
                             title="Generalization lattice (bottom: original data; top: fully generalized)")
         )
         return pn.Column(
             pn.pane.Markdown(self.caption, css_classes=["lattice-caption"], sizing_mode="stretch_width"),
             pn.pane.HoloViews(plot, sizing_mode="stretch_width", min_height=self.height),
-            pn.pane.HoloViews(hv.DynamicMap(self.overview), sizing_mode="stretch_width", height=160),
+            pn.pane.HoloViews(hv.DynamicMap(self.overview), sizing_mode="stretch_width", height=200),
             sizing_mode="stretch_width",
         )

@@ -2,6 +2,8 @@
 
 The axes are chosen among the core's metrics registry (``METRICS``; accuracy against completeness by
 default). The Pareto front is drawn in each metric's better direction (``higher_is_better``).
+Each axis spans what its metric can take: a share on [0, 1], another metric its values (a constant
+one around its value), with a margin so that a point on the edge is drawn, and can be tapped, whole.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import param
 
 from microrelease.app.explorer.state import Explorer
 from microrelease.core.lattice.metrics import METRICS
+
+SHARES = frozenset({"accuracy", "completeness", "max_risk"})  # metrics that are shares of a whole: [0, 1]
+MARGIN = 0.08  # of an axis's span, on each side: room for the ring of a point on the edge
 
 
 def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -38,12 +43,31 @@ class TradeoffState(param.Parameterized):
 
     def points(self) -> pd.DataFrame:
         """The Explorer's node columns for every satisfying node, with the chosen metrics as ``x`` and
-        ``y`` (and under their own names)."""
+        ``y`` (and under their own names). Rows go by status (satisfies, k-minimal, preferred): the
+        preferred node is drawn last, on top."""
         ids = self._satisfying()
+        ids = ids[np.argsort(self.explorer.status()[ids], kind="stable")]
         frame = self.explorer.nodes_frame(ids)
         for axis, name in (("x", self.x), ("y", self.y)):
             frame[axis] = frame[name] = self.explorer.answer.metrics[name][ids].round(4)
         return frame
+
+    def axis_range(self, axis: str) -> tuple[float, float]:
+        """(start, end) of the ``"x"`` or ``"y"`` axis: [0, 1] for a share, else the satisfying nodes'
+        values (from 0 when none is negative; a constant one around its value), with a MARGIN each side."""
+        name = self.x if axis == "x" else self.y
+        values = self.explorer.answer.metrics[name][self._satisfying()] if self.explorer.answer is not None else []
+        if name in SHARES or not len(values):
+            low, high = 0.0, 1.0
+        else:
+            low, high = float(np.min(values)), float(np.max(values))
+            if low == high:
+                half = abs(low) * 0.1 or 1.0
+                low, high = low - half, high + half
+            if np.min(values) >= 0:
+                low = max(low, 0.0)
+        margin = MARGIN * (high - low)
+        return low - margin, high + margin
 
     def front(self) -> tuple[np.ndarray, np.ndarray]:
         """x and y of the Pareto front of the satisfying nodes, left to right."""
