@@ -141,6 +141,19 @@ def warm_tabs(tabs: Sequence = TABS) -> WarmUp:
     return warm_up
 
 
+def quiet_when_a_page_left(loop, context: dict) -> None:
+    """The event loop's handler of errors nobody awaited: a page closed while the server was still
+    sending it an update is a page gone, not an error (one line at debug level); anything else goes to
+    asyncio's own handler (an ERROR in the log, as before)."""
+    from tornado.iostream import StreamClosedError
+    from tornado.websocket import WebSocketClosedError
+
+    if isinstance(context.get("exception"), WebSocketClosedError | StreamClosedError):
+        logging.getLogger(__name__).debug("a page closed while an update was on its way: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
+
+
 def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", dataset: Dataset | None = None,
           show: bool = False, allowed_hosts: Sequence[str] = ()):
     """Serve the app (one fresh Dashboard per session) to the Host names ``served_hosts`` lists; prints the
@@ -165,6 +178,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     warm_tabs()
     server = pn.serve(lambda: create_app(sample, dataset), show=show, **serve_options(host, port))
     admit_only(server, hosts)
+    server.io_loop.asyncio_loop.set_exception_handler(quiet_when_a_page_left)
     server.start()
     server.io_loop.start()  # until Ctrl-C or SIGTERM
     return server

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
+from collections.abc import Sequence
 
+import browser_util
 import pytest
-from browser_util import ARTIFACTS, free_port, wait_http
+from browser_util import SERVED_APP_LOG, ServerLog
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -49,21 +48,27 @@ def page(browser):
 
 @pytest.fixture(scope="module")
 def served_app():
-    """The real `microrelease app` command on a free port, opening on Samarati's example."""
-    port = free_port()
-    script = Path(sys.executable).parent / "microrelease"
-    ARTIFACTS.mkdir(exist_ok=True)
-    log = open(ARTIFACTS / "served_app.log", "w")  # a file, not a pipe nobody reads (a full pipe blocks the server)
-    proc = subprocess.Popen([str(script), "app", "--sample", "samarati", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_http(url)
-        yield url, proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """The real `microrelease app` command on a free port, opening on Samarati's example: (URL, process)."""
+    with browser_util.served_app("--sample", "samarati", log_name=SERVED_APP_LOG) as served:
+        yield served
+
+
+@pytest.fixture
+def no_server_errors():
+    """Fails the test on an error a served app logged while it ran: ``no_server_errors(LOG_NAME)``
+    watches that log from now on (but for lines holding one of ``expected``) and returns its ServerLog."""
+    watched: list[ServerLog] = []
+
+    def watch(log_name: str, expected: Sequence[str] = ()) -> ServerLog:
+        watched.append(ServerLog(log_name, expected))
+        return watched[-1]
+
+    yield watch
+    for log in watched:
+        log.check()
+
+
+@pytest.fixture
+def served_app_log(served_app, no_server_errors) -> ServerLog:
+    """Fails the test on an error the ``served_app`` logged while it ran."""
+    return no_server_errors(SERVED_APP_LOG)

@@ -6,75 +6,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from browser_util import ARTIFACTS, screenshot
+from browser_util import FIGURES, IDLE, NODE_XY, errors, node_with_status, screenshot, set_number
 
-pytestmark = pytest.mark.browser
-
-IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
-NODE_XY = """(vec) => {
-  const figs = [];
-  const walk = v => { if (v.model.type === 'Figure') figs.push(v); for (const c of v.children()) walk(c); };
-  for (const r of Bokeh.index.roots) walk(r);
-  for (const f of figs) for (const r of f.model.renderers) {
-    const d = r.data_source && r.data_source.data;
-    if (!d || !d.levels || !d.vector) continue;
-    const i = Array.from(d.vector).indexOf(vec);
-    if (i < 0) continue;
-    const rect = f.canvas_view.el.getBoundingClientRect();
-    return [rect.left + f.frame.x_scale.compute(d.x[i]), rect.top + f.frame.y_scale.compute(d.y[i])];
-  }
-  return null; }"""
-
+# every test here also fails on an error the server logged while it ran
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("served_app_log")]
 
 DRAWN = """() => { for (const m of Bokeh.documents[0].all_models)
   if (m.type === 'ColumnDataSource' && m.data.levels && m.data.vector) return m.data.vector.length; return -1 }"""
-Y_RANGE = """() => { const figs = []; const walk = v => { if (v.model.type === 'Figure') figs.push(v);
-  for (const c of v.children()) walk(c); }; for (const r of Bokeh.index.roots) walk(r);
+Y_RANGE = f"""() => {{ {FIGURES}
   for (const f of figs) for (const r of f.model.renderers) if (r.data_source && r.data_source.data.levels)
-    return [f.model.y_range.start, f.model.y_range.end]; return null }"""
-
-DRAWN_WITH_STATUS = """(status) => {
-  const figs = [];
-  const walk = v => { if (v.model.type === 'Figure') figs.push(v); for (const c of v.children()) walk(c); };
-  for (const r of Bokeh.index.roots) walk(r);
-  for (const f of figs) for (const r of f.model.renderers) {
-    const d = r.data_source && r.data_source.data;
-    if (!d || !d.levels || !d.vector || !d.status) continue;
-    let best = -1;  // the highest such node: away from the frame's bottom edge
-    for (let i = 0; i < d.status.length; i++)
-      if (d.status[i] === status && (best < 0 || d.y[i] > d.y[best])) best = i;
-    if (best >= 0) return d.vector[best];
-  }
-  return null; }"""
-
-
-def set_number(page, css: str, value: float) -> None:
-    box = page.locator(f"{css} input").first
-    box.fill(str(value))
-    box.press("Enter")
-
-
-def errors(page) -> list[str]:
-    return [m for m in page.console_msgs if "PAGEERROR" in m or (m.startswith("error") and "favicon" not in m)]
-
-
-def server_errors(since: int) -> list[str]:
-    """Error lines the served app logged after byte ``since`` of its log."""
-    text = (ARTIFACTS / "served_app.log").read_bytes()[since:].decode("utf-8", "replace")
-    return [line for line in text.splitlines() if any(w in line for w in ("ERROR", "Traceback", "Exception"))]
-
-
-@pytest.fixture(autouse=True)
-def _no_server_errors(served_app):
-    """Every test here also fails on an error the server logged while it ran."""
-    start = (ARTIFACTS / "served_app.log").stat().st_size
-    yield
-    time.sleep(0.5)  # let the server finish what the last action started
-    assert not server_errors(start), server_errors(start)
+    return [f.model.y_range.start, f.model.y_range.end]; return null }}"""
+DRAWN_WITH_STATUS = node_with_status("y")  # the highest such node: away from the frame's bottom edge
 
 
 def open_tab(page, url: str, title: str | None = None) -> None:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
-from browser_util import ARTIFACTS, screenshot
+from browser_util import IDLE, errors, screenshot
 
 pn = pytest.importorskip("panel")
 
@@ -20,8 +19,6 @@ from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.app.tabs.export.state import ExportState  # noqa: E402
 from microrelease.app.tabs.export.view import ExportView  # noqa: E402
-
-IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
 
 
 @pytest.fixture(autouse=True)
@@ -74,19 +71,10 @@ def test_the_exported_page_is_the_cli_page_of_the_same_decision(tmp_path, capsys
 # --- in the browser ------------------------------------------------------------------------------------
 
 
-def server_errors(since: int) -> list[str]:
-    text = (ARTIFACTS / "served_app.log").read_bytes()[since:].decode("utf-8", "replace")
-    return [line for line in text.splitlines() if any(w in line for w in ("ERROR", "Traceback", "Exception"))]
-
-
-def console_errors(page) -> list[str]:
-    return [m for m in page.console_msgs if "PAGEERROR" in m or (m.startswith("error") and "favicon" not in m)]
-
-
 @pytest.mark.browser
-def test_the_page_downloads_from_the_export_tab_and_fetches_nothing(served_app, page, browser, tmp_path):
+def test_the_page_downloads_from_the_export_tab_and_fetches_nothing(served_app, served_app_log, page, browser,
+                                                                     tmp_path):
     url, _ = served_app
-    start = (ARTIFACTS / "served_app.log").stat().st_size
     page.goto(url)
     page.wait_for_function(IDLE)
     page.locator(".bk-tab", has_text="Export").first.click()
@@ -98,7 +86,7 @@ def test_the_page_downloads_from_the_export_tab_and_fetches_nothing(served_app, 
     info.value.save_as(saved)
     text = saved.read_text(encoding="utf-8")
     assert node in text and "<script" not in text.lower()
-    assert not console_errors(page), console_errors(page)
+    assert not errors(page), errors(page)
 
     # opened on its own, the page asks for nothing but itself, and shows the histogram
     reader = browser.new_page(viewport={"width": 1100, "height": 900})
@@ -110,5 +98,4 @@ def test_the_page_downloads_from_the_export_tab_and_fetches_nothing(served_app, 
     screenshot(reader, "release_report_html")
     reader.close()
     assert requests == [saved.as_uri()] and not [m for m in messages if m.startswith("error")], (requests, messages)
-    time.sleep(0.5)  # let the server finish what the last action started
-    assert not server_errors(start), server_errors(start)
+    assert not served_app_log.errors(), served_app_log.errors()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import html
 import json
-import time
 from html.parser import HTMLParser
 
 import pandas as pd
 import pytest
-from browser_util import ARTIFACTS, screenshot
+from browser_util import IDLE, errors, screenshot, set_number
 
 pn = pytest.importorskip("panel")
 
@@ -21,7 +20,6 @@ from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.core import Hierarchy, load_dataset  # noqa: E402
 
 IDS = ("k", "max-sup", "n-kmin", "kmin", "preferred")
-IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
 
 
 @pytest.fixture(autouse=True)
@@ -118,31 +116,13 @@ def test_cli_search_text_shows_named_levels(capsys):
 
 # --- in the browser --------------------------------------------------------------------------------
 
-def _server_errors(since: int) -> list[str]:
-    text = (ARTIFACTS / "served_app.log").read_bytes()[since:].decode("utf-8", "replace")
-    return [line for line in text.splitlines() if any(w in line for w in ("ERROR", "Traceback", "Exception"))]
-
-
-@pytest.fixture
-def no_server_errors(served_app):
-    """The test also fails on an error the server logged while it ran."""
-    start = (ARTIFACTS / "served_app.log").stat().st_size
-    yield
-    time.sleep(0.5)  # let the server finish what the last action started
-    assert not _server_errors(start), _server_errors(start)
-
-
 @pytest.mark.browser
-def test_the_page_folds_the_k_minimal_list_into_named_levels(served_app, page, no_server_errors):
+def test_the_page_folds_the_k_minimal_list_into_named_levels(served_app, served_app_log, page):
     url, _ = served_app
     page.goto(url)
     page.wait_for_function(IDLE)
-    box = page.locator(".k-input input").first
-    box.fill("2")
-    box.press("Enter")
-    box = page.locator(".maxsup-rows input").first
-    box.fill("0")
-    box.press("Enter")
+    set_number(page, ".k-input", 2)
+    set_number(page, ".maxsup-rows", 0)
     page.locator("#max-sup", has_text="0").wait_for()
     assert page.locator("#kmin").text_content() == "[0, 2] [1, 1]"
     assert page.locator("#preferred").text_content() == "[0, 2]"
@@ -152,5 +132,4 @@ def test_the_page_folds_the_k_minimal_list_into_named_levels(served_app, page, n
     cell.wait_for()
     page.locator(".summary", has_text="= Race: as is, ZIP: level 2 (all: 941**)").first.wait_for()
     screenshot(page, "summary_named_levels")
-    console = [m for m in page.console_msgs if "PAGEERROR" in m or (m.startswith("error") and "favicon" not in m)]
-    assert not console, console
+    assert not errors(page), errors(page)

@@ -58,6 +58,12 @@ class LatticeView(NodePicker):
         # the same node in the new frame.
         return frame
 
+    def _points_map(self) -> hv.DynamicMap:
+        # The nodes and the other layers share one stream: a k change then redraws the overlay once,
+        # not once per layer (HoloViews refreshes an overlay for each stream that fired).
+        self._stream = hv.streams.Params(self.state.explorer, [d.rpartition(".")[2] for d in DEPENDS])
+        return hv.DynamicMap(lambda **_: self.points(), streams=[self._stream])
+
     def _size(self) -> int:
         return 13 if self.state.drawn_graph().number_of_nodes() <= 600 else 5
 
@@ -160,7 +166,7 @@ class LatticeView(NodePicker):
         return text
 
     def __panel__(self):
-        plot = (hv.DynamicMap(self.decorations) * self._points).opts(
+        plot = (hv.DynamicMap(lambda **_: self.decorations(), streams=[self._stream]) * self._points).opts(
             hv.opts.Overlay(responsive=True, height=self.height, xaxis=None, ylabel="height", toolbar="above",
                             yticks=integer_ticks(),
                             title="Generalization lattice (bottom: original data; top: fully generalized)")
