@@ -44,6 +44,19 @@ def sample_with_profile(name: str) -> tuple[Dataset, LatticeProfile]:
     return dataset, build_profile(dataset, strategy=kernel_strategy("lattice"))
 
 
+class Views(dict):
+    """Each tab's view by its registry name, built on first use (a tab ``built_when_shown`` is built
+    when it is first opened: the Teaching tab's pairs check, say, would delay every first page)."""
+
+    def __init__(self, build):
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, name: str):
+        view = self[name] = self._build(name)
+        return view
+
+
 class Dashboard(pn.viewable.Viewer):
     """The whole app over one Explorer; displays inline in Jupyter, served by :func:`create_app`.
 
@@ -70,7 +83,10 @@ class Dashboard(pn.viewable.Viewer):
         self.summary_box = pn.Column(self.summary, sizing_mode="stretch_width")  # shown with the question only
         self.details = NodeDetails(state=self.explorer)
         context = TabContext(self.explorer, self.sample)
-        self.views = {tab.name: tab.view(state=tab.state(context)) for tab in TABS}
+        self.views = Views(lambda name: TAB[name].view(state=TAB[name].state(context)))
+        for tab in TABS:
+            if not tab.built_when_shown:
+                self.views[tab.name]  # noqa: B018 - built now: shown at once, or holding the shared lattice
         self.step_lines = {tab.name: pn.pane.Markdown(css_classes=["step-line", f"step-{tab.name}"],
                                                       sizing_mode="stretch_width", margin=(5, 10, 0, 10))
                            for tab in TABS}
@@ -100,13 +116,14 @@ class Dashboard(pn.viewable.Viewer):
         return pn.Column(*parts, sizing_mode="stretch_width")
 
     def __panel__(self):
-        # A tab with costly shared figures (``warm``: the Sequences tab's attack curves take seconds) is
-        # built when first shown, so that it delays neither the page nor a notebook cell. The others are
-        # built at once: a lazy wrapper would slow every update of the lattice it holds (~80 ms a k change).
+        # A tab that is costly to build (``built_when_shown``: the Sequences tab's attack curves take
+        # seconds, the Teaching tab's pairs check most of one) is built when first shown, so that it delays
+        # neither the page nor a notebook cell. The others are built at once: a lazy wrapper would slow
+        # every update of the lattice it holds (~80 ms a k change).
         tabs = pn.Tabs(
             *((tab.title, pn.param.ParamFunction(lambda name=tab.name: self.tab_content(name), lazy=True,
                                                  sizing_mode="stretch_width")
-               if tab.warm is not None else self.tab_content(tab.name)) for tab in TABS),
+               if tab.built_when_shown else self.tab_content(tab.name)) for tab in TABS),
             active=NAMES.index(self.tab), dynamic=True, sizing_mode="stretch_width",
         )
         tabs.param.watch(lambda ev: setattr(self, "tab", NAMES[ev.new]), "active")

@@ -58,6 +58,11 @@ class Tab:
     sidebar: tuple[str, ...] = ()  # sidebar sections shown with this tab (microrelease.app.explorer.sidebar)
     details: bool = False  # show the selected node's details under the view
     warm: Callable[[], object] | None = None  # figures shared by every session, computed once per process
+    lazy: bool = False  # built when first shown: building it costs the first page time (a tab with warm is lazy)
+
+    @property
+    def built_when_shown(self) -> bool:
+        return self.lazy or self.warm is not None
 
 
 def _preferred(e: Explorer) -> str:
@@ -106,7 +111,8 @@ OWN_SETTINGS = "nothing from the steps: its own sample and its own k, below (the
 
 TABS: tuple[Tab, ...] = (
     Tab("data", "1 Data", lambda c: DataState(explorer=c.explorer, sample=c.sample), DataView,
-        needs="a bundled sample, or your CSV with roles and a hierarchy per quasi-identifier.", shows=data_shows),
+        needs="a bundled sample, or your CSV with roles and a hierarchy per quasi-identifier.", shows=data_shows,
+        lazy=True),
     Tab("lattice", "3 Explore: Lattice", lambda c: LatticeState(explorer=c.explorer), LatticeView,
         needs=EXPLORE_NEEDS, shows=lattice_shows, sidebar=(QUESTION, LATTICE_VIEW), details=True),
     Tab("tradeoff", "3 Explore: Trade-off", lambda c: TradeoffState(explorer=c.explorer), TradeoffView,
@@ -115,7 +121,8 @@ TABS: tuple[Tab, ...] = (
         needs="a node: the one tapped in step 3, else the policy's preferred one.", shows=decide_shows,
         sidebar=(QUESTION,), details=True),
     Tab("teaching", "Teaching", lambda c: TeachingState(explorer=c.explorer), TeachingView,
-        needs="the loaded table and the question (on the left).", shows=teaching_shows, sidebar=(QUESTION,)),
+        needs="the loaded table and the question (on the left).", shows=teaching_shows, sidebar=(QUESTION,),
+        lazy=True),
     Tab("microaggregation", "Microaggregation", lambda c: MicroaggregationState(), MicroaggregationView,
         needs=OWN_SETTINGS, warm=lambda: curves("census")),
     Tab("dp", "Differential privacy", lambda c: DifferentialPrivacyState(), DifferentialPrivacyView,

@@ -106,11 +106,16 @@ def test_samarati_legend_rings_band_ticks_and_hover(samarati_url, page, no_serve
 
     no_server_errors(SAMARATI_LOG)
     open_page(page, samarati_url)
+    # the Teaching tab, once opened, highlights Find_vector's first probe in the lattice
+    page.locator(".bk-tab", has_text="Teaching").first.click()
+    page.locator("#fv-try").wait_for()
+    page.locator(".bk-tab", has_text="Lattice").first.click()
+    page.locator("#probe-step").wait_for()
     models = lattice(page)
     check_legend(models)
     check_integer_ticks(models)
     e = Explorer(*sample_with_profile("samarati"), k=2)  # the page's question
-    step = int(page.locator("#probe-step").text_content())  # the Teaching tab highlights a probe from the start
+    step = int(page.locator("#probe-step").text_content())
     probe = e.find_vector().trace[step - 1]
     tested = models["lattice"]["rings"][TESTED]
     assert vectors_at(models["lattice"]["points"], tested) == {str(list(v)) for v in probe.tested}
