@@ -141,9 +141,15 @@ def test_a_second_writer_fails_on_the_lock_and_nothing_is_touched(tmp_path, caps
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.report.json.lock"]
 
 
+def _default_sigint() -> None:
+    # A shell without job control starts background jobs with SIGINT ignored, and Python then never
+    # raises KeyboardInterrupt: the child must get Ctrl-C as a user's terminal would deliver it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_cli(*args, **kwargs) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "microrelease.app.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint, **kwargs)
 
 
 def test_concurrent_writers_never_leave_a_report_that_names_another_file(tmp_path):
@@ -217,15 +223,16 @@ def test_a_signal_mid_write_removes_temporary_files_and_spill_folders(tmp_path, 
     proc = run_cli("release", str(big), "--qi", ",".join(adult.qi), "--hierarchy-dir", str(adult.folder),
                    "--k", "5", "--max-sup", "1%", "--node", "0,4,0,1,3,2,0,1", "--memory-limit", "256MB",
                    "-o", str(out), env=env)
-    deadline = time.time() + 120
-    while time.time() < deadline and proc.poll() is None:
-        if out.parent.exists() and any(p.name.startswith(".release.csv.partial") for p in out.parent.iterdir()):
-            break
-        time.sleep(0.02)
-    assert proc.poll() is None, proc.communicate()[1]
-    proc.send_signal(sig)
-    assert proc.wait(60) == code
-    err = proc.communicate()[1]
+    with proc:  # its pipes closed whatever happens
+        deadline = time.time() + 120
+        while time.time() < deadline and proc.poll() is None:
+            if out.parent.exists() and any(p.name.startswith(".release.csv.partial") for p in out.parent.iterdir()):
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.communicate()[1]
+        proc.send_signal(sig)
+        assert proc.wait(60) == code
+        err = proc.communicate()[1]
     assert err.count("\n") == 1 and "temporary files removed" in err, err
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
     assert list(spill.iterdir()) == []
