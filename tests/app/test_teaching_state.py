@@ -154,3 +154,31 @@ def test_table_titles_from_column_names_are_escaped():
     for shown_table in (details.table, details.suppressed):
         assert "<img" not in "".join(shown_table.titles.values())
     assert details.table.titles["<img src=x onerror=alert(1)>"] == "&lt;img src=x onerror=alert(1)&gt;"
+
+
+def test_the_pairs_check_of_a_release_with_no_rows_says_0_instead_of_failing():
+    from microrelease.app.tabs.teaching.state import pairs_check
+
+    empty = pd.DataFrame({"age": pd.Series([], dtype=str), "zip": pd.Series([], dtype=str),
+                          "sex": pd.Series([], dtype=str)})
+    assert pairs_check(empty, ["age", "zip", "sex"])["smallest class"].tolist() == [0, 0, 0, 0]
+
+
+def test_tapping_a_node_that_suppresses_every_row_keeps_every_view_on_that_node():
+    """Found by a review: an empty release broke the Teaching tab's watcher, and the Export tab then
+    described another node than the details."""
+    from microrelease.app.main import Dashboard
+    from microrelease.core import Dataset, intervals
+    from microrelease.core.data.roles import Schema
+
+    table = pd.DataFrame({"name": ["ann", "bob", "cy", "dee"], "age": ["34", "36", "71", "45"]})
+    dataset = Dataset(table, Schema(("age",), ("name",), ()), (intervals("age", list(table["age"]), [10, 20]),))
+    app = Dashboard(dataset=dataset)
+    app.views["teaching"]  # noqa: B018 - built, as when the tab has been opened
+    e = app.explorer
+    e.k, e.max_sup = 2, 4
+    bottom = e.lattice.index((0,))
+    e.selected = bottom  # every row is alone at level 0: all suppressed
+    assert e.release(bottom).released.empty
+    assert app.views["teaching"].pairs_live.value["smallest class"].tolist() == [0]
+    assert app.views["export"].state.node() == bottom

@@ -28,12 +28,13 @@ PAIRS_EXAMPLE = pd.DataFrame(
 
 
 def pairs_check(table: pd.DataFrame, qi: list[str]) -> pd.DataFrame:
-    """Smallest class size over every pair of QIs, and over all of them together."""
+    """Smallest class size over every pair of QIs, and over all of them together (0: a release with
+    no rows, every row suppressed, has no class at all)."""
     combos = [*itertools.combinations(qi, 2), tuple(qi)] if len(qi) > 2 else [tuple(qi)]
     rows = []
     for combo in combos:
-        check = check_k_anonymity(table, list(combo), 1)
-        rows.append({"QIs": ", ".join(combo), "smallest class": int(check.smallest_classes["size"].iloc[0])})
+        sizes = check_k_anonymity(table, list(combo), 1).smallest_classes["size"]
+        rows.append({"QIs": ", ".join(combo), "smallest class": int(sizes.iloc[0]) if len(sizes) else 0})
     return pd.DataFrame(rows)
 
 
