@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (registers the backend)
+from bokeh.models import BasicTicker, LogTicker
 
 hv.Store.set_current_backend("bokeh")
 hv.renderer("bokeh").webgl = False
@@ -26,3 +27,8 @@ PATH = {"color": "#999999", "line_width": 1, "line_dash": "dashed"}  # a path th
 BAND = {"color": TESTED, "alpha": 0.12}  # the height a Find_vector probe tried
 BOUND = {"color": "#444444", "line_dash": "dashed"}  # a theoretical bound (1/k) or the Pareto front
 MARKER = {"color": "#999999", "line_dash": "dotted"}  # the current k on a curve's axis
+
+
+def integer_ticks(log: bool = False) -> BasicTicker | LogTicker:
+    """Ticks on whole numbers only (a height, a class size or a count of 0.5 means nothing)."""
+    return (LogTicker if log else BasicTicker)(min_interval=1, num_minor_ticks=0)

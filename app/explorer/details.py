@@ -13,7 +13,7 @@ import panel as pn
 import param
 
 from microrelease.app.explorer.state import Explorer
-from microrelease.app.style import CANVAS
+from microrelease.app.style import CANVAS, integer_ticks
 from microrelease.app.text import shown, shown_html
 from microrelease.core.lattice.metrics import METRICS
 
@@ -40,7 +40,7 @@ def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray)
     return hv.Spikes((sizes, counts, fate), "class size", ["classes", "fate"]).opts(
         color="fate", cmap=FATE_COLORS, line_width=3, tools=["hover"], responsive=True, height=HISTOGRAM_HEIGHT,
         title="Equivalence-class sizes (classes smaller than k are suppressed)", backend_opts=CANVAS,
-        shared_axes=False)
+        shared_axes=False, xticks=integer_ticks(), yticks=integer_ticks())
 
 
 def escaped_titles(frame: pd.DataFrame) -> dict[str, str]:

@@ -12,10 +12,11 @@ pn = pytest.importorskip("panel")
 from microrelease.app.explorer.details import figure_text  # noqa: E402
 from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
+from microrelease.app.style import integer_ticks  # noqa: E402
 from microrelease.app.tabs.lattice import graph  # noqa: E402
 from microrelease.app.tabs.lattice.frontier import GROUPS, connectors, frontier, frontier_groups  # noqa: E402
 from microrelease.app.tabs.lattice.state import BARS, LatticeState  # noqa: E402
-from microrelease.app.tabs.lattice.view import FIGURES, LatticeView, integer_ticks  # noqa: E402
+from microrelease.app.tabs.lattice.view import FIGURES, LatticeView  # noqa: E402
 from microrelease.core import Hierarchy, Lattice, load_dataset  # noqa: E402
 
 

@@ -182,3 +182,13 @@ def test_tapping_a_node_that_suppresses_every_row_keeps_every_view_on_that_node(
     assert e.release(bottom).released.empty
     assert app.views["teaching"].pairs_live.value["smallest class"].tolist() == [0]
     assert app.views["export"].state.node() == bottom
+
+
+def test_the_class_size_histogram_ticks_whole_numbers_only():
+    import holoviews as hv
+
+    from microrelease.app.explorer.details import class_size_plot
+
+    figure = hv.render(class_size_plot(np.array([3, 6]), np.array([2, 1]), np.array([True, True])))
+    for axis in (figure.xaxis[0], figure.yaxis[0]):
+        assert axis.ticker.min_interval == 1 and axis.ticker.num_minor_ticks == 0

@@ -6,12 +6,22 @@ import holoviews as hv
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models import BasicTicker, LogTicker, NumeralTickFormatter
+from bokeh.models import NumeralTickFormatter
 
 from microrelease.app.explorer.details import figure_text
 from microrelease.app.explorer.picker import NodePicker
 from microrelease.app.explorer.state import STATUS
-from microrelease.app.style import BAND, CANVAS, EDGE, PATH, RING, SELECTED, STATUS_COLORS, TESTED
+from microrelease.app.style import (
+    BAND,
+    CANVAS,
+    EDGE,
+    PATH,
+    RING,
+    SELECTED,
+    STATUS_COLORS,
+    TESTED,
+    integer_ticks,
+)
 from microrelease.app.tabs.lattice import graph
 from microrelease.app.tabs.lattice.state import BARS, LatticeState
 
@@ -27,11 +37,6 @@ DRAWING = ["state.explorer.answer", "state.explorer.preferred", "state.explorer.
            "state.explorer.fixed", "state.explorer.expanded", "state.explorer.profile"]
 DEPENDS = [*DRAWING, "state.explorer.probe"]
 PLOT = {"backend_opts": CANVAS, "shared_axes": False, "framewise": True}
-
-
-def integer_ticks(log: bool = False) -> BasicTicker | LogTicker:
-    """Ticks on whole numbers only (a height, or a count, of 0.5 means nothing)."""
-    return (LogTicker if log else BasicTicker)(min_interval=1, num_minor_ticks=0)
 
 
 def hover_text(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
