@@ -91,7 +91,10 @@ class Dashboard(pn.viewable.Viewer):
                                                       sizing_mode="stretch_width", margin=(5, 10, 0, 10))
                            for tab in TABS}
         # After the views' own updates: the line restates what they show and must not delay them.
-        self.explorer.param.watch(lambda *_: self._describe(self.tab), ["answer", "preferred", "selected", "dataset"],
+        self.explorer.param.watch(lambda *_: self._describe(self.tab), ["answer", "preferred", "dataset"],
+                                  precedence=20)
+        # a tap changes only the Decide line (the node it releases), not what the other tabs count
+        self.explorer.param.watch(lambda *_: TAB[self.tab].details and self._describe(self.tab), ["selected"],
                                   precedence=20)
         self._on_tab()
 

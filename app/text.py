@@ -25,3 +25,8 @@ def shown(value: object) -> str:
 def shown_html(value: object) -> str:
     """``value`` as literal text inside HTML (not Markdown): HTML escaped only."""
     return html.escape(str(value), quote=True)
+
+
+def tabulator_titles(frame) -> dict[str, str]:
+    """Column titles of ``frame`` for a Tabulator, which renders a title as HTML (empty without a frame)."""
+    return {} if frame is None else {c: shown_html(c) for c in frame.columns}

@@ -14,7 +14,7 @@ import param
 
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.style import CANVAS, integer_ticks
-from microrelease.app.text import shown, shown_html
+from microrelease.app.text import shown, tabulator_titles
 from microrelease.core.lattice.metrics import METRICS
 
 PREVIEW_ROWS = 200
@@ -41,10 +41,6 @@ def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray)
         color="fate", cmap=FATE_COLORS, line_width=3, tools=["hover"], responsive=True, height=HISTOGRAM_HEIGHT,
         title="Equivalence-class sizes (classes smaller than k are suppressed)", backend_opts=CANVAS,
         shared_axes=False, xticks=integer_ticks(), yticks=integer_ticks())
-
-
-def escaped_titles(frame: pd.DataFrame) -> dict[str, str]:
-    return {c: shown_html(c) for c in frame.columns}
 
 
 def failing_classes(failing: pd.DataFrame, qis: list[str]) -> pd.DataFrame:
@@ -96,8 +92,8 @@ class NodeDetails(pn.viewable.Viewer):
         self.histogram.param.update(object=class_size_plot(*e.class_sizes(e.selected)), visible=True)
         released, suppressed = gt.released.head(PREVIEW_ROWS).reset_index(drop=True), e.suppressed_rows(gt, PREVIEW_ROWS)
         # column names come from the data, and Tabulator writes a title as HTML
-        self.table.param.update(value=released, titles=escaped_titles(released))
-        self.suppressed.param.update(value=suppressed, titles=escaped_titles(suppressed))
+        self.table.param.update(value=released, titles=tabulator_titles(released))
+        self.suppressed.param.update(value=suppressed, titles=tabulator_titles(suppressed))
         self.metrics.object = (
             f"**Selected node <span id='sel'>{list(r.vector)}</span>** (height {r.height}; "
             f"{shown(e.vector_text(e.selected))})  \n"

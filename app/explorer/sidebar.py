@@ -86,8 +86,7 @@ class Sidebar(pn.viewable.Viewer):
         e.param.watch(self._bounds, ["k", "max_sup"], what="bounds")
         e.param.watch(self._rebuild, ["dataset"])  # per-QI boxes: not on a privacy model's new profile
         e.param.watch(lambda ev: setattr(self.weights, "visible", POLICIES[ev.new].uses_weights), ["policy"])
-        if "model_progress" in e.param:  # the Explorer builds a privacy model's profile with progress
-            e.param.watch(self._show_model_progress, ["model_progress", "model_running"])
+        e.param.watch(self._show_model_progress, ["model_progress", "model_running"])
         self.question = pn.Column(
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
             self.policy, self.weights,
@@ -109,21 +108,19 @@ class Sidebar(pn.viewable.Viewer):
             if self._syncing:
                 return
             value, start, end = event.new, box.start, box.end
-            if value is None or (start is not None and value < start) or (end is not None and value > end):
-                typed = "an empty box" if value is None else shown(value)
-                self.input_message.object = (f"**{name}** must be {bounds_text(start, end)}: {typed} was not "
-                                             f"applied; {name} stays {current():,}.")
+            typed = "an empty box" if value is None else shown(value)
+
+            def refuse(rule: str) -> None:
+                self.input_message.object = f"**{name}** must be {rule}: {typed} was not applied; {name} stays {current():,}."
                 self.input_message.visible = True
                 self._set(box, current())
-                return
+
+            if value is None or (start is not None and value < start) or (end is not None and value > end):
+                return refuse(bounds_text(start, end))
             try:
                 apply(value)
             except ValueError:  # the one rule the bounds cannot say: c > 0 (the box's start is excluded)
-                self.input_message.object = (f"**{name}** must be greater than {start:,}: {shown(value)} was not "
-                                             f"applied; {name} stays {current():,}.")
-                self.input_message.visible = True
-                self._set(box, current())
-                return
+                return refuse(f"greater than {start:,}")
             self.input_message.visible = False
 
         box.param.watch(check, "value")

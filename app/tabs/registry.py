@@ -88,8 +88,8 @@ def tradeoff_shows(e: Explorer, state: TradeoffState) -> str:
             f"preferred {_preferred(e)}.")
 
 
-def decide_shows(e: Explorer, _state) -> str:
-    i = e.selected if e.selected is not None else e.preferred
+def decide_shows(e: Explorer, state: ExportState) -> str:
+    i = state.node()
     if i is None:
         return "nothing to release: no node satisfies the question."
     r = e.answer.node(i)

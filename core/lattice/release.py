@@ -32,6 +32,7 @@ from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.hierarchies import describe_levels
 from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.release_report import decision, minimality, utility
@@ -264,7 +265,7 @@ def write_release(
                        "identifiers_dropped": list(data.schema.identifiers),
                        "sensitive": [sensitive_frequency.attribute] if models else list(data.schema.sensitive),
                        "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
-        "node": {"vector": list(node), "levels": {q: h[i].level_names[d] for i, (q, d) in enumerate(zip(qi, node, strict=True))},
+        "node": {"vector": list(node), "levels": describe_levels(h, node),
                  "height": sum(node), "max_height": data.lattice.max_height, "k_minimal": minimal[0],
                  "k_minimal_detail": minimal[1]},
         "decision": decision(data.lattice, node, figures, dict(parameters or {}), minimal),

@@ -23,6 +23,7 @@ temporary files, the lock and any folder created on the way are removed; nothing
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -120,8 +121,9 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         html_temp, report_temp = (target.folder / f".{p.name}.partial-{token}" for p in (target.html, target.report))
         made.extend((html_temp, report_temp))
         _io(target, lambda: _write_synced(html_temp, page))
-        report["html_report"] = {"name": target.html.name, "bytes": html_temp.stat().st_size,
-                                 "checksum": file_checksum(html_temp)}
+        written = page.encode("utf-8")  # what _write_synced wrote: no second read of the page
+        report["html_report"] = {"name": target.html.name, "bytes": len(written),
+                                 "checksum": "sha256:" + hashlib.sha256(written).hexdigest()}
         _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2, allow_nan=False) + "\n"))
         _stop(should_stop)
         _io(target, lambda: _commit(target, temp, html_temp, report_temp))

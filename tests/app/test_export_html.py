@@ -98,4 +98,4 @@ def test_the_page_downloads_from_the_export_tab_and_fetches_nothing(served_app, 
     screenshot(reader, "release_report_html")
     reader.close()
     assert requests == [saved.as_uri()] and not [m for m in messages if m.startswith("error")], (requests, messages)
-    assert not served_app_log.errors(), served_app_log.errors()
+    served_app_log.check()

@@ -18,7 +18,7 @@ from panel.io.state import set_curdoc
 from microrelease.app.tabs.data import steps
 from microrelease.app.tabs.data.state import BUILDERS, MAX_UPLOAD_BYTES, ROLES, DataState, too_big
 from microrelease.app.tabs.data.upload import CappedFileDropper
-from microrelease.app.text import shown_html
+from microrelease.app.text import shown_html, tabulator_titles
 from microrelease.core import DataError, MicroreleaseError
 
 BUILDER_HELP = {
@@ -69,8 +69,7 @@ def hierarchy_table(rows: list[steps.HierarchyRow]) -> str:
 
 def show_frame(table: pn.widgets.Tabulator, frame) -> None:
     """Show ``frame`` with its column names as text: Tabulator renders a column title as HTML."""
-    titles = {} if frame is None else {c: shown_html(c) for c in frame.columns}
-    table.param.update(value=frame, titles=titles)
+    table.param.update(value=frame, titles=tabulator_titles(frame))
 
 
 class DataView(pn.viewable.Viewer):

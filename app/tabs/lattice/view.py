@@ -32,10 +32,8 @@ HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"),
          *((label, f"@{{{name}_text}}") for name, label in FIGURES.items())]
 MODELS_HOVER = ("failing privacy models", "@models")  # only while privacy models are applied
 RING_COLORS = {"tested": TESTED, "selected": SELECTED}
-# What changes the drawing (nodes, colours, edges); the rings, the band and the caption follow the probe too.
-DRAWING = ["state.explorer.answer", "state.explorer.preferred", "state.explorer.selected", "state.explorer.view",
-           "state.explorer.fixed", "state.explorer.expanded", "state.explorer.profile"]
-DEPENDS = [*DRAWING, "state.explorer.probe"]
+# The Explorer's parameters that change the drawing (nodes, colours, edges, rings, band) and the caption.
+DRAWN_BY = ["answer", "preferred", "selected", "view", "fixed", "expanded", "profile", "probe"]
 PLOT = {"backend_opts": CANVAS, "shared_axes": False, "framewise": True}
 
 
@@ -66,13 +64,12 @@ class LatticeView(NodePicker):
     def _points_map(self) -> hv.DynamicMap:
         # The nodes and the other layers share one stream: a k change then redraws the overlay once,
         # not once per layer (HoloViews refreshes an overlay for each stream that fired).
-        self._stream = hv.streams.Params(self.state.explorer, [d.rpartition(".")[2] for d in DEPENDS])
+        self._stream = hv.streams.Params(self.state.explorer, DRAWN_BY)
         return hv.DynamicMap(lambda **_: self.points(), streams=[self._stream])
 
     def _size(self) -> int:
         return 13 if self.state.drawn_graph().number_of_nodes() <= 600 else 5
 
-    @param.depends(*DRAWING)
     def points(self) -> hv.Points:
         if self.state is None or self.state.explorer.answer is None:
             return hv.Points([])
@@ -90,15 +87,12 @@ class LatticeView(NodePicker):
         return hv.Points(rows[rows["ring"] == ring], ["x", "y"], ["vector", "ring"]).opts(
             size=self._size() + 9, line_color=RING_COLORS[ring], show_legend=False, **RING, **PLOT)
 
-    @param.depends(*DEPENDS)
     def tested(self) -> hv.Points:
         return self._ring("tested")
 
-    @param.depends(*DEPENDS)
     def selected(self) -> hv.Points:
         return self._ring("selected")
 
-    @param.depends(*DEPENDS)
     def band(self) -> hv.HSpans:
         """The height the highlighted Find_vector probe tried."""
         probe = self.state.probe() if self.state is not None and self.state.explorer.answer is not None else None
@@ -114,15 +108,12 @@ class LatticeView(NodePicker):
         return hv.Segments(self.state.edges(paths=paths), ["x0", "y0", "x1", "y1"]).opts(
             **(PATH if paths else EDGE), **PLOT)
 
-    @param.depends(*DRAWING)
     def edges(self) -> hv.Segments:
         return self._segments(paths=False)
 
-    @param.depends(*DRAWING)
     def paths(self) -> hv.Segments:
         return self._segments(paths=True)
 
-    @param.depends(*DEPENDS)
     def decorations(self) -> hv.Overlay:
         """Everything drawn with the nodes but the nodes, as one layer: HoloViews redraws an overlay once
         per DynamicMap whose inputs changed, so five separate layers made five redraws of each k change."""
@@ -144,7 +135,7 @@ class LatticeView(NodePicker):
             xticks=integer_ticks(), yticks=integer_ticks(log=True), yformatter=NumeralTickFormatter(format="0,0"),
             **PLOT)
 
-    @param.depends(*DEPENDS)
+    @param.depends(*(f"state.explorer.{name}" for name in DRAWN_BY))
     def caption(self) -> str:
         if self.state is None or self.state.explorer.answer is None:
             return ""
@@ -160,7 +151,7 @@ class LatticeView(NodePicker):
             text += (f"  \n<span id='truncated'>**Truncated** at {focus.cap} nodes: drawn {drawn} "
                      f"({sum(focus.left_out().values()):,} left out).</span> The sidebar adds a node's "
                      "neighbours or shows the full lattice.")
-        if s.edges(paths=True):
+        if any(path for *_, path in s.drawn_graph().edges(data="path")):
             text += " Dashed lines: paths through nodes not drawn."
         probe = s.probe()
         if probe is not None:

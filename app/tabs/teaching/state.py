@@ -12,6 +12,7 @@ import pandas as pd
 import param
 
 from microrelease.app.explorer.state import Explorer
+from microrelease.app.shared import kernel_strategy
 from microrelease.core import build_profile, check_k_anonymity, load_sample, outlier_matrix
 from microrelease.core.lattice.search import Probe
 
@@ -100,7 +101,7 @@ class TeachingState(param.Parameterized):
     def load_example(self) -> None:
         """Samarati's example table (small: loaded and profiled at once) with the paper's k = 2."""
         dataset = load_sample(EXAMPLE)
-        self.explorer.load(dataset, build_profile(dataset))
+        self.explorer.load(dataset, build_profile(dataset, strategy=kernel_strategy("lattice")))
         self.explorer.param.update(k=EXAMPLE_K, max_sup=0)
 
     # --- what is shown ------------------------------------------------------------------------
