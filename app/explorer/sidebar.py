@@ -21,15 +21,20 @@ QUESTION, LATTICE_VIEW = "question", "lattice-view"  # the sections a tab can as
 class CheckedIntInput(pn.widgets.IntInput):
     """An IntInput whose bounds the server checks. Given the bounds, Bokeh's spinner silently keeps its
     old value while still showing what was typed (k "9999" on screen, k = 2 in force); without them
-    the value reaches the server, which says what is wrong and puts the box back."""
+    the value reaches the server, which says what is wrong and puts the box back.
+
+    A value is applied at once: Panel otherwise waits 50 ms for more events, but a value here comes
+    from Enter or leaving the box, a decision made, not a stream of drags."""
 
     _rename = {"start": None, "end": None}
+    _debounce = 0
 
 
 class CheckedFloatInput(pn.widgets.FloatInput):
     """A FloatInput whose bounds the server checks (see :class:`CheckedIntInput`)."""
 
     _rename = {"start": None, "end": None}
+    _debounce = 0
 
 
 def bounds_text(start, end) -> str:

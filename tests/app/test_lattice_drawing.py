@@ -9,11 +9,14 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
+from bokeh.document import Document  # noqa: E402
+
 from microrelease.app.explorer.details import figure_text  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.state import STATUS, Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.app.style import integer_ticks  # noqa: E402
 from microrelease.app.tabs.lattice import graph  # noqa: E402
+from microrelease.app.tabs.lattice.figure import LatticeFigure  # noqa: E402
 from microrelease.app.tabs.lattice.frontier import GROUPS, connectors, frontier, frontier_groups  # noqa: E402
 from microrelease.app.tabs.lattice.state import BARS, LatticeState  # noqa: E402
 from microrelease.app.tabs.lattice.view import FIGURES, LatticeView  # noqa: E402
@@ -135,27 +138,76 @@ def test_rings_band_and_a_tap_that_does_not_move_the_drawing(samarati):
     assert state.probe() is None and set(state.rings()["ring"]) == {"selected"}
 
 
+def shown(view: LatticeView) -> tuple[LatticeFigure, pd.DataFrame]:
+    """The view's (first) displayed lattice figure and the nodes it holds, as a frame."""
+    fig = view.figures[0]
+    return fig, pd.DataFrame(fig.points.data)
+
+
 def test_points_are_coloured_by_status_alone_and_rings_are_separate_layers(samarati):
     e = samarati
     view = LatticeView(state=LatticeState(explorer=e))
+    view.__panel__()
     e.selected, e.probe = 0, 0
-    points = view.points()
-    style = points.opts.get("style").kwargs
-    assert style["color"] == "status" and style["line_color"] == "white"  # no column mapped to the outline
-    assert view.selected().dframe()["vector"].tolist() == ["[0, 0]"]
-    assert len(view.tested().dframe()) == len(e.find_vector().trace[0].tested)
-    band = view.band().dframe()
+    fig, points = shown(view)
+    nodes = next(r for r in fig.figure.renderers if r.data_source is fig.points)
+    assert nodes.glyph.fill_color.field == "status" and nodes.glyph.line_color == "white"  # no column on the outline
+    rings = [r for r in fig.figure.renderers if r.data_source in fig.rings.values()]
+    assert len(rings) == 2 and all(r.glyph.fill_alpha == 0 for r in rings)
+    assert list(fig.rings["selected"].data["vector"]) == ["[0, 0]"]
+    assert len(fig.rings["tested"].data["x"]) == len(e.find_vector().trace[0].tested)
     tried = e.find_vector().trace[0].tried
-    assert band.values.tolist() == [[tried - 0.5, tried + 0.5]]
+    assert (list(fig.band.data["y0"]), list(fig.band.data["y1"])) == ([tried - 0.5], [tried + 0.5])
     ticker = integer_ticks()
     assert ticker.min_interval == 1 and ticker.num_minor_ticks == 0
+
+
+def test_the_figure_follows_the_question_and_a_tap_selects_the_row_tapped(samarati):
+    e = samarati
+    view = LatticeView(state=LatticeState(explorer=e))
+    view.__panel__()
+    for k, max_sup in ((2, 0), (3, 2), (9, 0), (1, 0)):
+        e.param.update(k=k, max_sup=max_sup)
+        _, points = shown(view)
+        status = e.status()[points["node"].to_numpy()]
+        assert points["status"].tolist() == [STATUS[s] for s in status], (k, max_sup)
+        bars = pd.DataFrame(view.bar_sources[0].data)
+        a = e.answer
+        totals = {"fails": int((~a.satisfying).sum()), "satisfies": int((a.satisfying & ~a.minimal).sum()),
+                  "k-minimal": int(a.minimal.sum())}
+        assert bars.groupby("status")["top"].sum().to_dict() == {s: n for s, n in totals.items() if n}
+    fig, points = shown(view)
+    row = int(np.flatnonzero(points["vector"] == "[1, 1]")[0])
+    fig.points.selected.indices = [row]  # what a tap in the page sends
+    assert e.selected == e.lattice.index((1, 1))
+    assert list(fig.rings["selected"].data["vector"]) == ["[1, 1]"]
+    e.k = 2  # a new frame clears the selection: the same row tapped again is a new selection
+    assert fig.points.selected.indices == []
+
+
+def test_a_notebook_display_gets_each_change_pushed(samarati):
+    """Shown in a notebook (a comm, no server session), a change of the question is sent to the page."""
+    from panel.io.model import add_to_doc
+    from pyviz_comms import Comm
+
+    sent = []
+
+    class Recording(Comm):
+        def send(self, data=None, metadata=None, buffers=None):
+            sent.append(data)
+
+    view = LatticeView(state=LatticeState(explorer=samarati))
+    doc, comm = Document(), Recording()
+    comm._comm = True  # an open comm (it sends at once)
+    add_to_doc(view.__panel__().get_root(doc, comm=comm), doc, True)  # as a notebook's display does
+    samarati.k = 3
+    assert any(b'"status"' in (m if isinstance(m, bytes) else str(m).encode()) for m in sent), sent[:3]
 
 
 def test_hover_writes_the_figures_as_the_details_do(samarati):
     e = samarati
     view = LatticeView(state=LatticeState(explorer=e))
-    view.points()
-    for _, row in view._frame.iterrows():
+    for _, row in view.points().iterrows():
         figures = e.figures(int(row["node"]))
         assert all(row[f"{name}_text"] == figure_text(figures[name]) for name in FIGURES)
 
@@ -165,12 +217,13 @@ def test_hover_has_the_failing_models_row_only_while_models_are_applied():
     ds = load_dataset(table, qi=["zip"], hierarchies={"zip": Hierarchy("zip", (("1", "*"), ("2", "*")))})
     e = Explorer(ds, k=2)
     view = LatticeView(state=LatticeState(explorer=e))
+    view.__panel__()
 
     def rows() -> list[str]:
-        return [label for label, _ in view.points().opts.get("plot").kwargs["hover_tooltips"]]
+        return [label for label, _ in view.figures[0].hover.tooltips]
 
     assert "failing privacy models" not in rows() and "levels" in rows()
     e.sensitive_attribute, e.l_kind, e.l = "disease", "distinct", 2
     assert e.applied_models and "failing privacy models" in rows()
-    models = view._frame.set_index("vector")["models"]
+    models = shown(view)[1].set_index("vector")["models"]
     assert "distinct 2-diversity: 3 rows" in models["[0]"] and models["[1]"] == "none"

@@ -1,28 +1,29 @@
-"""The lattice of distance vectors, drawn in layers by height, coloured by status; tap selects."""
+"""The Lattice tab: the lattice of distance vectors in layers by height, coloured by status (a tap
+selects a node), the nodes per height below it, and a caption saying what is drawn.
+
+What each layer shows is computed here as a plain frame (the tests read these); the Bokeh figures
+(:mod:`.figure`) are built once per display and their sources' data replaced on each change.
+"""
 
 from __future__ import annotations
 
-import holoviews as hv
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models import NumeralTickFormatter
+from panel.io.notebook import push_notebook
 
 from microrelease.app.explorer.details import figure_text
-from microrelease.app.explorer.picker import NodePicker
 from microrelease.app.explorer.state import STATUS
-from microrelease.app.style import (
-    BAND,
-    CANVAS,
-    EDGE,
-    PATH,
-    RING,
-    SELECTED,
-    STATUS_COLORS,
-    TESTED,
-    integer_ticks,
-)
+from microrelease.app.style import STATUS_COLORS
 from microrelease.app.tabs.lattice import graph
+from microrelease.app.tabs.lattice.figure import (
+    BAR_COLUMNS,
+    SEGMENT_COLUMNS,
+    LatticeFigure,
+    columns,
+    lattice_figure,
+    overview_figure,
+)
 from microrelease.app.tabs.lattice.state import BARS, LatticeState
 
 # The figures of the hover, written as the node details write them (``figure_text``: one string for both).
@@ -31,10 +32,9 @@ FIGURES = {"suppressed": "suppressed rows", "accuracy": "accuracy", "completenes
 HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"),
          *((label, f"@{{{name}_text}}") for name, label in FIGURES.items())]
 MODELS_HOVER = ("failing privacy models", "@models")  # only while privacy models are applied
-RING_COLORS = {"tested": TESTED, "selected": SELECTED}
 # The Explorer's parameters that change the drawing (nodes, colours, edges, rings, band) and the caption.
 DRAWN_BY = ["answer", "preferred", "selected", "view", "fixed", "expanded", "profile", "probe"]
-PLOT = {"backend_opts": CANVAS, "shared_axes": False, "framewise": True}
+RINGS_ONLY = {"selected", "probe"}  # unless they change the drawn nodes, these move rings and the band only
 
 
 def hover_text(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
@@ -45,99 +45,115 @@ def hover_text(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
     return frame
 
 
-class LatticeView(NodePicker):
-    """Nodes as hv.Points over hv.Segments edges (hv.Graph cannot report a tapped node); the rings of
-    the selected node and of the probe's vectors are layers of their own, under the nodes."""
+class LatticeView(pn.viewable.Viewer):
+    """Nodes as scatter points over segment edges; the rings of the selected node and of the probe's
+    vectors are scatter layers of their own without fill; the probed height is a horizontal strip.
+    Tapping a node selects it in the shared Explorer (``state.explorer``)."""
 
     state = param.ClassSelector(class_=LatticeState)
     height = param.Integer(default=560)
 
-    def _drawn_frame(self) -> pd.DataFrame:
-        e = self.state.explorer
-        frame = hover_text(self.state.drawn_frame(), e.answer.metrics)
+    def __init__(self, **params):
+        super().__init__(**params)
+        self._frame = pd.DataFrame()  # the drawn nodes, in the order of the points' rows
+        # one lattice figure and one bars source per display of the view (a notebook may show it twice)
+        self.figures: list[LatticeFigure] = []
+        self.bar_sources: list = []
+        self._panes: list[pn.pane.Bokeh] = []
+        self._drawn = self._answered = None  # the drawn graph and the answer the figures show
+        self.state.explorer.param.watch(self._redraw, DRAWN_BY)
+
+    # --- what is drawn (plain frames: the tests read these) ----------------------------------------
+    def _ready(self) -> bool:
+        return self.state is not None and self.state.explorer.answer is not None
+
+    def points(self) -> pd.DataFrame:
+        """One row per drawn node, in the drawing's order, with the hover's texts."""
+        if not self._ready():
+            self._frame = pd.DataFrame(columns=["node", "x", "y", "vector", "levels", "status", "models"])
+            return self._frame
+        frame = hover_text(self.state.drawn_frame(), self.state.explorer.answer.metrics)
         frame["models"] = frame["models"].replace("", "none")
         # Rows stay in the drawing's order, whatever the statuses (not sorted by status, say): a tap
         # sends a row number, and one made while the page still shows the previous answer must name
         # the same node in the new frame.
+        self._frame = frame
         return frame
 
-    def _points_map(self) -> hv.DynamicMap:
-        # The nodes and the other layers share one stream: a k change then redraws the overlay once,
-        # not once per layer (HoloViews refreshes an overlay for each stream that fired).
-        self._stream = hv.streams.Params(self.state.explorer, DRAWN_BY)
-        return hv.DynamicMap(lambda **_: self.points(), streams=[self._stream])
+    def tooltips(self) -> list[tuple[str, str]]:
+        applied = self._ready() and self.state.explorer.applied_models
+        return [*HOVER, MODELS_HOVER] if applied else list(HOVER)
 
-    def _size(self) -> int:
-        return 13 if self.state.drawn_graph().number_of_nodes() <= 600 else 5
+    def size(self) -> int:
+        return 13 if not self._ready() or self.state.drawn_graph().number_of_nodes() <= 600 else 5
 
-    def points(self) -> hv.Points:
-        if self.state is None or self.state.explorer.answer is None:
-            return hv.Points([])
-        self._frame = frame = self._drawn_frame()
-        hover = [*HOVER, MODELS_HOVER] if self.state.explorer.applied_models else HOVER
-        return hv.Points(frame, ["x", "y"], [c for c in frame.columns if c not in ("x", "y")]).opts(
-            color="status", cmap=STATUS_COLORS, size=self._size(), line_color="white", line_width=1,
-            tools=["hover", "tap"], hover_tooltips=hover, nonselection_alpha=1.0, selection_alpha=1.0,
-            show_legend=True, legend_position="top_left", **PLOT)
-
-    def _ring(self, ring: str) -> hv.Points:
-        if self.state is None or self.state.explorer.answer is None:
-            return hv.Points([], ["x", "y"], ["vector", "ring"])
+    def ring(self, ring: str) -> pd.DataFrame:
+        """x, y and vector of the drawn nodes with ring ``ring`` ("tested" or "selected")."""
+        if not self._ready():
+            return pd.DataFrame(columns=["x", "y", "vector"])
         rows = self.state.rings()
-        return hv.Points(rows[rows["ring"] == ring], ["x", "y"], ["vector", "ring"]).opts(
-            size=self._size() + 9, line_color=RING_COLORS[ring], show_legend=False, **RING, **PLOT)
+        return rows.loc[rows["ring"] == ring, ["x", "y", "vector"]].reset_index(drop=True)
 
-    def tested(self) -> hv.Points:
-        return self._ring("tested")
-
-    def selected(self) -> hv.Points:
-        return self._ring("selected")
-
-    def band(self) -> hv.HSpans:
-        """The height the highlighted Find_vector probe tried."""
-        probe = self.state.probe() if self.state is not None and self.state.explorer.answer is not None else None
+    def band(self) -> pd.DataFrame:
+        """y0, y1 of the height the highlighted Find_vector probe tried (no row without a probe)."""
+        probe = self.state.probe() if self._ready() else None
         heights = [pos[1] for _, pos in self.state.drawn_graph().nodes(data="pos")] if probe is not None else []
         # Only over drawn layers: a band far below the focused frontier would stretch the axis to reach it
         # (the caption still names the height tried).
         spans = [(probe.tried - 0.5, probe.tried + 0.5)] if heights and min(heights) <= probe.tried <= max(heights) else []
-        return hv.HSpans(spans).opts(**BAND, **PLOT)
+        return pd.DataFrame(spans, columns=["y0", "y1"], dtype=float)
 
-    def _segments(self, paths: bool) -> hv.Segments:
-        if self.state is None or self.state.explorer.answer is None:
-            return hv.Segments([], ["x0", "y0", "x1", "y1"])
-        return hv.Segments(self.state.edges(paths=paths), ["x0", "y0", "x1", "y1"]).opts(
-            **(PATH if paths else EDGE), **PLOT)
+    def segments(self, *, paths: bool) -> pd.DataFrame:
+        """Direct generalization steps between drawn nodes, or (``paths``) paths through nodes not drawn."""
+        rows = self.state.edges(paths=paths) if self._ready() else []
+        return pd.DataFrame(rows, columns=SEGMENT_COLUMNS, dtype=float)
 
-    def edges(self) -> hv.Segments:
-        return self._segments(paths=False)
+    def bars(self) -> pd.DataFrame:
+        """The nodes-per-height bars (``BAR_COLUMNS``); ``bottom`` is below a count of 1 (a log axis has no 0)."""
+        if not self._ready():
+            return pd.DataFrame(columns=BAR_COLUMNS)
+        bars = graph.overview_bars(self.state.overview(), BARS)
+        return pd.DataFrame({"left": bars["x0"], "right": bars["x1"], "bottom": 0.5, "top": bars["nodes"],
+                             "status": bars["status"], "height": bars["height"]})
 
-    def paths(self) -> hv.Segments:
-        return self._segments(paths=True)
+    # --- keeping the figures current -----------------------------------------------------------------
+    def _on_tap(self, rows: list[int]) -> None:
+        if rows and rows[0] < len(self._frame):
+            self.state.explorer.selected = int(self._frame["node"].iloc[rows[0]])
 
-    def decorations(self) -> hv.Overlay:
-        """Everything drawn with the nodes but the nodes, as one layer: HoloViews redraws an overlay once
-        per DynamicMap whose inputs changed, so five separate layers made five redraws of each k change."""
-        return hv.Overlay([self.band(), self.edges(), self.paths(), self.tested(), self.selected()])
+    def _fill(self, fig: LatticeFigure, whole: bool) -> None:
+        """Put what is drawn now into ``fig``'s sources (``whole``: the nodes too, else rings and band)."""
+        for name, source in fig.rings.items():
+            source.data = columns(self.ring(name))
+        fig.band.data = columns(self.band())
+        if whole:
+            fig.points.data = columns(self._frame)
+            fig.points.selected.indices = []  # a new frame: the next tap on any row is a new selection
+            fig.edges.data = columns(self.segments(paths=False))
+            fig.paths.data = columns(self.segments(paths=True))
+            fig.hover.tooltips = self.tooltips()
+            fig.resize(self.size())
 
-    @param.depends("state.explorer.answer", "state.explorer.preferred")
-    def overview(self) -> hv.Rectangles:
-        """Nodes per height and status, side by side on a log scale: a single k-minimal node stays
-        visible beside a thousand failing ones."""
-        bars = pd.DataFrame(columns=["x0", "x1", "nodes", "status", "height"])
-        if self.state is not None and self.state.explorer.answer is not None:
-            bars = graph.overview_bars(self.state.overview(), BARS)
-        bars["bottom"] = 0.5  # below a count of 1 (a log axis has no 0)
-        return hv.Rectangles(bars, ["x0", "bottom", "x1", "nodes"], ["status", "height"]).opts(
-            color="status", cmap={s: STATUS_COLORS[s] for s in BARS}, line_color="white", logy=True,
-            height=180, responsive=True, tools=["hover"], hover_tooltips=[("height", "@height"), ("status", "@status"),
-                                                                         ("nodes", "@nodes")],
-            title="nodes per height (log scale)", xlabel="height", ylabel="nodes", legend_position="right",
-            xticks=integer_ticks(), yticks=integer_ticks(log=True), yformatter=NumeralTickFormatter(format="0,0"),
-            **PLOT)
+    def _redraw(self, *events) -> None:
+        if not self.figures:
+            return
+        drawn = self.state.drawn_graph() if self._ready() else None
+        whole = drawn is not self._drawn or not {e.name for e in events} <= RINGS_ONLY
+        self._drawn = drawn
+        if whole:
+            self.points()
+        for fig in self.figures:
+            self._fill(fig, whole)
+        if whole and self._answered is not self.state.explorer.answer:
+            self._answered = self.state.explorer.answer
+            bars = columns(self.bars())
+            for source in self.bar_sources:
+                source.data = bars
+        push_notebook(*self._panes)  # for a notebook; a served page gets the changes from its document
 
     @param.depends(*(f"state.explorer.{name}" for name in DRAWN_BY))
     def caption(self) -> str:
-        if self.state is None or self.state.explorer.answer is None:
+        if not self._ready():
             return ""
         s, e = self.state, self.state.explorer
         n = s.drawn_graph().number_of_nodes()
@@ -162,14 +178,18 @@ class LatticeView(NodePicker):
         return text
 
     def __panel__(self):
-        plot = (hv.DynamicMap(lambda **_: self.decorations(), streams=[self._stream]) * self._points).opts(
-            hv.opts.Overlay(responsive=True, height=self.height, xaxis=None, ylabel="height", toolbar="above",
-                            yticks=integer_ticks(),
-                            title="Generalization lattice (bottom: original data; top: fully generalized)")
-        )
+        fig = lattice_figure(self.height, self.size(), self.tooltips(), self._on_tap)
+        bars_fig, bars = overview_figure(BARS)
+        self._drawn, self._answered = (self.state.drawn_graph() if self._ready() else None), self.state.explorer.answer
+        self.points()
+        self._fill(fig, whole=True)
+        bars.data = columns(self.bars())
+        self.figures.append(fig)
+        self.bar_sources.append(bars)
+        panes = [pn.pane.Bokeh(fig.figure, sizing_mode="stretch_width", min_height=self.height),
+                 pn.pane.Bokeh(bars_fig, sizing_mode="stretch_width", height=200)]
+        self._panes += panes
         return pn.Column(
             pn.pane.Markdown(self.caption, css_classes=["lattice-caption"], sizing_mode="stretch_width"),
-            pn.pane.HoloViews(plot, sizing_mode="stretch_width", min_height=self.height),
-            pn.pane.HoloViews(hv.DynamicMap(self.overview), sizing_mode="stretch_width", height=200),
-            sizing_mode="stretch_width",
+            *panes, sizing_mode="stretch_width",
         )
