@@ -171,6 +171,9 @@ def test_the_figure_follows_the_question_and_a_tap_selects_the_row_tapped(samara
         _, points = shown(view)
         status = e.status()[points["node"].to_numpy()]
         assert points["status"].tolist() == [STATUS[s] for s in status], (k, max_sup)
+        fig = view.figures[0].figure  # ranges sent with the data, around every node drawn
+        assert fig.x_range.start < points["x"].min() <= points["x"].max() < fig.x_range.end
+        assert fig.y_range.start < points["y"].min() <= points["y"].max() < fig.y_range.end
         bars = pd.DataFrame(view.bar_sources[0].data)
         a = e.answer
         totals = {"fails": int((~a.satisfying).sum()), "satisfies": int((a.satisfying & ~a.minimal).sum()),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-from bokeh.models import ColumnDataSource, HoverTool, Legend, NumeralTickFormatter, TapTool
+from bokeh.models import ColumnDataSource, HoverTool, Legend, NumeralTickFormatter, Range1d, TapTool
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
@@ -57,6 +57,15 @@ class LatticeFigure:
     points: ColumnDataSource
     hover: HoverTool
 
+    def fit(self, x: pd.Series, y: pd.Series) -> None:
+        """Ranges around the nodes at ``x``, ``y``, set by the server with the data (a range the browser
+        computed after the data arrived would put a click made in between on the old positions)."""
+        x0, x1 = (float(x.min()), float(x.max())) if len(x) else (0.0, 1.0)
+        y0, y1 = (float(y.min()), float(y.max())) if len(y) else (0.0, 1.0)
+        pad = max((x1 - x0) * 0.05, 0.5)
+        for axis, start, end in ((self.figure.x_range, x0 - pad, x1 + pad), (self.figure.y_range, y0 - 0.6, y1 + 0.6)):
+            axis.update(start=start, end=end, reset_start=start, reset_end=end)
+
     def resize(self, size: int) -> None:
         """Nodes of ``size`` pixels, rings around them."""
         for r in self.figure.renderers:
@@ -69,7 +78,7 @@ class LatticeFigure:
 def lattice_figure(height: int, size: int, tooltips: list, on_tap: Callable[[list[int]], None]) -> LatticeFigure:
     """An empty lattice figure; a tap on a node calls ``on_tap`` with the tapped rows."""
     fig = figure(height=height, sizing_mode="stretch_width", tools=TOOLS, toolbar_location="above", title=TITLE,
-                 y_axis_label="height", output_backend=BACKEND)
+                 y_axis_label="height", output_backend=BACKEND, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
     fig.xaxis.visible = False
     fig.grid.visible = False
     fig.yaxis.ticker = integer_ticks()
@@ -89,8 +98,6 @@ def lattice_figure(height: int, size: int, tooltips: list, on_tap: Callable[[lis
     fig.legend.location = "top_left"
     hover = HoverTool(renderers=[nodes], tooltips=tooltips)
     fig.add_tools(hover, TapTool(renderers=[nodes]))
-    # Ranges from the nodes alone: rings and edges lie on them, and the band is drawn only over them.
-    fig.x_range.renderers = fig.y_range.renderers = [nodes]
     points.selected.on_change("indices", lambda _attr, _old, new: on_tap(new))
     return LatticeFigure(fig, band, edges, paths, rings, points, hover)
 

@@ -133,6 +133,7 @@ class LatticeView(pn.viewable.Viewer):
             fig.paths.data = columns(self.segments(paths=True))
             fig.hover.tooltips = self.tooltips()
             fig.resize(self.size())
+            fig.fit(self._frame["x"], self._frame["y"])  # around the nodes: the band and rings lie on them
 
     def _redraw(self, *events) -> None:
         if not self.figures:
