@@ -39,6 +39,10 @@ FLAGS = {
     "noise": "--noise",
     "epsilon": "--epsilon",
     "rng": "--seed",
+    "keep": "--keep",
+    "linked": "--linked-records",
+    "bins": "--bins",
+    "cuts": "--cuts",
     # relational + sequential data
     "weight_relational": "--w-relational",
     "weight_sequence": "--w-sequence",

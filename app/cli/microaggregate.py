@@ -10,6 +10,7 @@ from pathlib import Path
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import (
+    SEED_HELP,
     OutputRequest,
     add_input_options,
     add_output_options,
@@ -17,6 +18,7 @@ from microrelease.app.cli.options import (
     pairs,
     resolve_input,
     split,
+    warn_if_seeded,
 )
 from microrelease.app.cli.output import finish
 from microrelease.app.cli.progress import progress_bar
@@ -78,7 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--method", default="mdav-id", choices=sorted(METHODS), help="how groups are released")
     p.add_argument("--k-per-attribute", action="append", default=[], metavar="A=5",
                    help="ir-swap: a k of its own for confidential attribute A")
-    p.add_argument("--seed", type=non_negative, default=None, help="seed of the random permutations (swap methods)")
+    p.add_argument("--seed", type=non_negative, default=None, help="swap methods: " + SEED_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_output_options(p, out_help="output CSV; the report goes to OUT.report.json")
 
@@ -88,6 +90,7 @@ def run(request: MicroaggregateRequest) -> int:
     checksum = file_checksum(path)
     file_target(output.path, protected=[path], force=output.force)  # refused before any work, not after
     table = read_table(path, sep=request.sep)
+    warn_if_seeded(request.seed)
     with progress_bar("microaggregating", request.quiet) as bar:
         result = microaggregate(table, qi=list(request.qi), confidential=list(request.confidential), k=request.k,
                                 method=request.method, k_per_attribute=dict(request.k_per_attribute) or None,
@@ -95,9 +98,9 @@ def run(request: MicroaggregateRequest) -> int:
     published = write_microaggregation(result, output.path, identifiers=list(request.identifiers), source=str(path),
                                        checksum=checksum, sep=output.sep, escape=output.escape_formulas,
                                        force=output.force)
-    report = published.data
-    risk = report["linkage_risk"]["released"]
+    report, audit = published.data, published.audit
+    risk = audit["linkage_risk"]["released"]
     linked = f", linkage {float(risk['reidentified']):.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
     return finish(published, output, f"{request.method} with k={request.k}: wrote {report['output']['rows']} rows "
-                                     f"to {output.path}; SSE/SST {float(report['information_loss']['sse_sst_percent']):.2f} %"
+                                     f"to {output.path}; SSE/SST {float(audit['information_loss']['sse_sst_percent']):.2f} %"
                                      f"{linked}")

@@ -9,6 +9,7 @@ only the frozen requests travel, never the argparse Namespace, and nothing chang
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,17 @@ def separator(text: str) -> str:
     if len(text) != 1 or text in "\"\r\n":
         raise argparse.ArgumentTypeError(f"must be one character, not a quote or a line break. Got {text!r} instead.")
     return text
+
+
+SEED_HELP = ("seed of the random draws, for tests and teaching only: anyone who knows the seed can undo the "
+             "protection (default: the operating system's entropy)")
+
+
+def warn_if_seeded(seed: int | None) -> None:
+    """A seeded release says so where its maker reads (the reports say ``seeded: true``)."""
+    if seed is not None:
+        print(f"microrelease: warning: {FLAGS['rng']} {seed}: anyone who knows the seed can undo the protection; "
+              "use it for tests and teaching only", file=sys.stderr)
 
 
 def non_negative(text: str) -> int:

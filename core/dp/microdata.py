@@ -10,16 +10,34 @@ value (parallel composition over disjoint clusters).
 Methods, each record released as:
 
 - ``record-noise`` (the baseline): its own values plus noise of sensitivity Δ_j and budget ε/m;
-- ``insensitive-mdav``: the noisy centroid of its cluster. Clusters of k consecutive records (the
-  short tail joins the last cluster) along a data-independent total order: distance to the domain's
-  lower corner in normalized units, ties by the values in attribute order. Changing one record moves
-  it in that order, and every cluster between its old and new place loses one record and gains one:
-  each centroid moves by at most Δ_j/k, over n/k clusters, so the centroids' sensitivity is
-  (n/k)·Δ_j/k, and it helps only when that is below Δ_j, i.e. k > √n (a warning says so otherwise);
+- ``fixed-order-blocks``: the noisy centroid of its block. Blocks of k consecutive records (the
+  short tail joins the last block) along one data-independent total order: distance to the domain's
+  lower corner in normalized units, ties by the values in attribute order. (The papers call their
+  version *insensitive MDAV*; what runs here is sorting along that fixed order and cutting blocks of
+  k, hence the name.) Changing one record moves it in that order, and every block between its old
+  and new place loses one record and gains one: each centroid moves by at most Δ_j/k, over n/k
+  blocks, so the centroids' sensitivity is (n/k)·Δ_j/k, and it helps only when that is below Δ_j,
+  i.e. k > √n (a warning says so otherwise);
 - ``ir-mdav``: per attribute, individual ranking (sort by that attribute, consecutive groups of k),
   the noisy group mean. In one dimension the shifts caused by changing one value are between
   neighbours in sorted order, so the changes of all group means telescope to at most Δ_j/k: the
   noise needs sensitivity Δ_j/k only.
+
+What is released, and what is ε-DP (``DPRelease.guarantee`` says it in words):
+
+- only the attributes, with noise; identifiers never; any other column only when named in ``keep``
+  (then released as is, *without protection*, with a warning); the rest is not released (listed);
+- rows in an order drawn from OS entropy, whatever ``rng``: the input's order would tell which
+  released rows came from which input rows (two rows of one group are equal, say);
+- ``record-noise`` and ``fixed-order-blocks``: the record-level file is ε-DP (how many records share
+  a block is fixed by n and k, not by the data);
+- ``ir-mdav`` on several attributes: which records share a group in *every* attribute depends on the
+  data (A = (0, .1, .9, 1), B = (0, .9, .1, 1) give 4 distinct records, the neighbour with B = .05
+  gives 2), and records sharing every group share every noisy value: a record-level file is not
+  ε-DP. So by default each attribute's column is released in its own random order (records do not
+  link attributes; each column is an ε/m-DP multiset, the file ε-DP). ``linked=True`` keeps records
+  whole, with the weaker guarantee stated: each column is ε/m-DP as a multiset, the co-membership of
+  records across attributes is released as is.
 """
 
 from __future__ import annotations
@@ -34,14 +52,17 @@ import pandas as pd
 
 from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
 from microrelease.core.exceptions import DataError, InvalidParameterError
+from microrelease.core.micro.information_loss import InformationLoss, information_loss
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
 
 DP_METHODS = {
     "record-noise": "noise on every record (the baseline)",
-    "insensitive-mdav": "noisy centroids of clusters along a data-independent order",
+    "fixed-order-blocks": "noisy centroids of blocks of k along one data-independent order",
     "ir-mdav": "per attribute, noisy means of individually ranked groups",
 }
+RENAMED = {"insensitive-mdav": "fixed-order-blocks"}  # old name -> what it is called now (said in the error)
+NOT_RELEASED_NOTE = "not released (name it in keep to release it without protection)"
 
 
 class PrivacyWarning(UserWarning):
@@ -83,7 +104,7 @@ def check_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, fl
     return out
 
 
-def insensitive_order(x_unit: np.ndarray) -> np.ndarray:
+def fixed_order(x_unit: np.ndarray) -> np.ndarray:
     """Records sorted by distance to the lower corner of the unit domain, ties by values in order."""
     distance = np.sqrt((x_unit**2).sum(axis=1))
     return np.lexsort([x_unit[:, j] for j in range(x_unit.shape[1] - 1, -1, -1)] + [distance])
@@ -91,7 +112,11 @@ def insensitive_order(x_unit: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class DPRelease:
-    """A DP release of numeric ``attributes`` and how it was made (``identifiers``: the columns dropped)."""
+    """A DP release of numeric ``attributes`` and how it was made. ``released`` holds the attributes
+    with noise and the ``kept`` columns, rows in an order drawn from OS entropy (for unlinked
+    IR-MDAV, each attribute's column in its own order); ``identifiers`` and ``not_released`` are the
+    input columns left out. ``clamped`` counts input values outside the bounds (a statistic of the
+    original: for the data steward, never in the publishable report)."""
 
     method: str
     noise: str  # the mechanism: a key of microrelease.core.dp.mechanisms.MECHANISMS
@@ -101,14 +126,74 @@ class DPRelease:
     released: pd.DataFrame
     noise_scale: dict[str, float]  # per attribute: Laplace scale, or the staircase's Δ/ε
     sensitivity: dict[str, float]
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     clamped: dict[str, int] = field(default_factory=dict)
     identifiers: tuple[str, ...] = ()
+    kept: tuple[str, ...] = ()
+    not_released: tuple[str, ...] = ()
+    linked: bool = True  # records keep their attributes together (False: unlinked IR-MDAV columns)
+    seeded: bool = False
+    # record by record against the input (computed before the rows were shuffled): the data steward's
+    loss: InformationLoss | None = None
+
+    @property
+    def guarantee(self) -> str:
+        """What the released file guarantees, in words (the report's claim)."""
+        m, eps = len(self.attributes), self.epsilon
+        each = eps / m
+        if self.method == "ir-mdav" and m > 1 and self.linked:
+            text = (f"each attribute's column is {each:g}-DP as a multiset (epsilon {eps:g} split over {m} "
+                    "attributes; replace-one neighbours), but the records are linked: which records share a group "
+                    f"in several attributes depends on the data and is released as is, so the record-level file "
+                    f"is NOT {eps:g}-DP")
+        elif self.method == "ir-mdav" and m > 1:
+            text = (f"the file is {eps:g}-DP (replace-one neighbours, n fixed): each of the {m} attributes' columns "
+                    f"is a {each:g}-DP multiset in its own random order, so records do not link attributes")
+        else:
+            text = (f"the file is {eps:g}-DP (replace-one neighbours, n fixed)"
+                    + (f", {each:g} per attribute" if m > 1 else "") + "; rows in an order drawn from OS entropy")
+        if self.kept:
+            text += f"; {', '.join(self.kept)} released as is, without protection"
+        if self.seeded:
+            text += "; the noise was seeded: anyone who knows the seed can undo it"
+        return text
 
     def to_dict(self) -> dict:
+        """The publishable parameters: nothing computed from the original values."""
         return {"method": self.method, "noise": self.noise, "epsilon_spent": self.epsilon, "k": self.k,
-                "per_attribute": {a: {"sensitivity": self.sensitivity[a], "epsilon": self.epsilon / len(self.attributes),
+                "guarantee": self.guarantee, "records_linked": self.linked, "seeded": self.seeded,
+                "per_attribute": {a: {"bounds": list(self.bounds.get(a, ())), "sensitivity": self.sensitivity[a],
+                                      "epsilon": self.epsilon / len(self.attributes),
                                       "noise_scale": self.noise_scale[a]} for a in self.attributes},
-                "values_clamped": self.clamped, "identifiers_dropped": list(self.identifiers)}
+                "released_without_protection": list(self.kept), "identifiers_dropped": list(self.identifiers),
+                "not_released": list(self.not_released)}
+
+
+def _columns(table: pd.DataFrame, attributes: tuple[str, ...], identifiers: tuple[str, ...],
+             keep: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns neither released with noise, nor kept, nor identifiers (refusing bad names)."""
+    for name, given in (("identifiers", identifiers), ("keep", keep)):
+        unknown = [c for c in given if c not in table.columns]
+        if unknown:
+            raise DataError(f"unknown column(s) {unknown} in '{name}'; the table has {list(table.columns)}",
+                            parameter=name)
+    for name, given, other, why in (
+            ("identifiers", identifiers, attributes, "released with noise and dropped"),
+            ("keep", keep, attributes, "released with noise and released as is"),
+            ("keep", keep, identifiers, "an identifier and released as is (identifiers are never released)")):
+        both = [c for c in given if c in other]
+        if both:
+            raise InvalidParameterError(f"{both} given in '{name}' cannot be both {why}", parameter=name)
+    return tuple(c for c in table.columns if c not in {*attributes, *identifiers, *keep})
+
+
+def _check_method(method: str) -> None:
+    if method in RENAMED:
+        raise InvalidParameterError(f"method {method!r} is now called {RENAMED[method]!r} (it sorts along one "
+                                    "fixed order and cuts blocks of k)", parameter="method")
+    if method not in DP_METHODS:
+        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(DP_METHODS)}. Got {method!r}.",
+                                    parameter="method")
 
 
 def dp_release(
@@ -117,35 +202,39 @@ def dp_release(
     *,
     bounds: Mapping[str, tuple[float, float]],
     epsilon: float,
-    method: str = "insensitive-mdav",
+    method: str = "fixed-order-blocks",
     k: int | None = None,
     noise: str = "laplace",
     identifiers: Sequence[str] = (),
+    keep: Sequence[str] = (),
+    linked: bool = False,
     rng=None,
 ) -> DPRelease:
-    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS`);
-    ``identifiers`` are dropped from the output. ``k`` is the cluster size of the microaggregation
-    methods (refused for ``record-noise``, which has no clusters)."""
-    if method not in DP_METHODS:
-        raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(DP_METHODS)}. Got {method!r}.",
-                                    parameter="method")
+    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS` and the
+    module docstring for what is released). ``identifiers`` are never released; ``keep`` columns are
+    released as is, without protection (with a warning); ``linked`` keeps IR-MDAV's records whole
+    (not ε-DP as a file; warned). ``k`` is the cluster size of the microaggregation methods (refused
+    for ``record-noise``). ``rng`` seeds the noise, for tests and teaching only: anyone who knows the
+    seed can undo the protection; the row order is drawn from OS entropy whatever it is."""
+    _check_method(method)
     if noise not in MECHANISMS:
         raise InvalidParameterError(f"The 'noise' parameter must be one of {sorted(MECHANISMS)}. Got {noise!r}.",
                                     parameter="noise")
     epsilon = check_epsilon(epsilon)
-    attributes, identifiers = tuple(attributes), tuple(identifiers)
-    unknown = [c for c in identifiers if c not in table.columns]
-    if unknown:
-        raise DataError(f"unknown identifier column(s) {unknown}; the table has {list(table.columns)}",
-                        parameter="identifiers")
-    both = [c for c in identifiers if c in attributes]
-    if both:
-        raise InvalidParameterError(f"{both} given both as attributes and as identifiers; a column cannot be both "
-                                    "released with noise and dropped", parameter="identifiers")
+    attributes, identifiers, keep = tuple(attributes), tuple(identifiers), tuple(keep)
+    not_released = _columns(table, attributes, identifiers, keep)
     if method == "record-noise" and k is not None:
         raise InvalidParameterError(f"method 'record-noise' adds noise to every record and has no clusters: "
                                     f"k = {k!r} would be ignored (give no k, or a microaggregation method)",
                                     parameter="k")
+    several = method == "ir-mdav" and len(attributes) > 1
+    if linked and method != "ir-mdav":
+        raise InvalidParameterError(f"'linked' is for ir-mdav on several attributes; {method!r} releases whole "
+                                    "records with its guarantee", parameter="linked")
+    if several and not linked and keep:
+        raise InvalidParameterError(f"ir-mdav on several attributes releases each column in its own order: kept "
+                                    f"columns {list(keep)} would be linked to nothing (give linked=True, or keep "
+                                    "nothing)", parameter="keep")
     x = numeric_matrix(table, attributes, "attribute")
     b = check_bounds(attributes, bounds)
     lo, hi = b[:, 0], b[:, 1]
@@ -153,44 +242,70 @@ def dp_release(
     clamped = {a: int(c) for a, c in zip(attributes, outside.sum(axis=0), strict=True) if c}
     if clamped:
         warnings.warn(f"values outside the declared bounds were clamped: {clamped}", PrivacyWarning, stacklevel=2)
+    if keep:
+        warnings.warn(f"{list(keep)} released as is, without protection", PrivacyWarning, stacklevel=2)
+    if several and linked:
+        warnings.warn("ir-mdav with linked records: which records share a group in several attributes is released "
+                      "as is, so the file is not epsilon-DP as a whole (each column is, as a multiset)",
+                      PrivacyWarning, stacklevel=2)
     x = np.clip(x, lo, hi)
+    noisy, sensitivity = _noisy(x, lo, hi, epsilon / x.shape[1], method, noise, k, check_rng(rng))
+    if method != "record-noise":
+        k = check_k(k, len(x))
+    released = _released(table, attributes, noisy, keep, shuffle_each=several and not linked)
+    try:
+        loss = information_loss(table, pd.DataFrame(noisy, columns=list(attributes), index=table.index), attributes)
+    except DataError:  # a constant column has no SST: the loss is undefined, the release must not depend on it
+        loss = None
+    scale = {a: float(sensitivity[j] / (epsilon / len(attributes))) for j, a in enumerate(attributes)}
+    return DPRelease(method, noise, epsilon, k, attributes, released, scale,
+                     {a: float(sensitivity[j]) for j, a in enumerate(attributes)},
+                     {a: (float(lo[j]), float(hi[j])) for j, a in enumerate(attributes)}, clamped, identifiers, keep,
+                     not_released, linked=not several or linked, seeded=rng is not None, loss=loss)
+
+
+def _noisy(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, eps_each: float, method: str, noise: str, k: int | None,
+           generator: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """(noisy values in the input's row order, sensitivity per attribute) of ``method``."""
     n, m = x.shape
     width = hi - lo
-    eps_each = epsilon / m
-    generator = check_rng(rng)
     if method == "record-noise":
-        sensitivity = width
-        noisy = np.column_stack([_mechanism(noise, eps_each, sensitivity[j], generator).randomise(x[:, j])
-                                 for j in range(m)])
-    else:
-        if k is None:
-            raise InvalidParameterError(f"method {method!r} needs k (the cluster size)", parameter="k")
-        k = check_k(k, n)
-        noisy = np.empty_like(x)
-        if method == "insensitive-mdav":
-            if k <= math.sqrt(n):
-                warnings.warn(f"k = {k} <= sqrt(n) = {math.sqrt(n):.1f}: the centroids' sensitivity (n/k)·Δ/k is not "
-                              "below a single record's Δ, so this adds no less noise than the baseline",
-                              PrivacyWarning, stacklevel=2)
-            group = consecutive_groups(insensitive_order((x - lo) / width), k)
-            n_groups = int(group.max()) + 1
-            sensitivity = n_groups * width / k
-            sizes = np.bincount(group)
-            for j in range(m):
-                means = np.bincount(group, weights=x[:, j]) / sizes
-                noisy[:, j] = _mechanism(noise, eps_each, sensitivity[j], generator).randomise(means)[group]
-        else:  # ir-mdav
-            sensitivity = width / k
-            for j in range(m):
-                group = consecutive_groups(np.argsort(x[:, j], kind="stable"), k)
-                means = np.bincount(group, weights=x[:, j]) / np.bincount(group)
-                noisy[:, j] = _mechanism(noise, eps_each, sensitivity[j], generator).randomise(means)[group]
-    released = table.drop(columns=list(identifiers))
+        return np.column_stack([_mechanism(noise, eps_each, width[j], generator).randomise(x[:, j])
+                                for j in range(m)]), width
+    if k is None:
+        raise InvalidParameterError(f"method {method!r} needs k (the cluster size)", parameter="k")
+    k = check_k(k, n)
+    noisy = np.empty_like(x)
+    if method == "fixed-order-blocks":
+        if k <= math.sqrt(n):
+            warnings.warn(f"k = {k} <= sqrt(n) = {math.sqrt(n):.1f}: the centroids' sensitivity (n/k)·Δ/k is not "
+                          "below a single record's Δ, so this adds no less noise than the baseline",
+                          PrivacyWarning, stacklevel=3)
+        group = consecutive_groups(fixed_order((x - lo) / width), k)
+        sensitivity = (int(group.max()) + 1) * width / k
+        sizes = np.bincount(group)
+        for j in range(m):
+            means = np.bincount(group, weights=x[:, j]) / sizes
+            noisy[:, j] = _mechanism(noise, eps_each, sensitivity[j], generator).randomise(means)[group]
+        return noisy, sensitivity
+    sensitivity = width / k  # ir-mdav
+    for j in range(m):
+        group = consecutive_groups(np.argsort(x[:, j], kind="stable"), k)
+        means = np.bincount(group, weights=x[:, j]) / np.bincount(group)
+        noisy[:, j] = _mechanism(noise, eps_each, sensitivity[j], generator).randomise(means)[group]
+    return noisy, sensitivity
+
+
+def _released(table: pd.DataFrame, attributes: tuple[str, ...], noisy: np.ndarray, keep: tuple[str, ...], *,
+              shuffle_each: bool) -> pd.DataFrame:
+    """The released frame: rows in an order drawn from OS entropy (``shuffle_each``: every attribute's
+    column in an order of its own)."""
+    entropy = np.random.default_rng()  # never the user's seed: with it, the order could be undone
+    order = entropy.permutation(len(table))
+    released = table[list(keep)].iloc[order].reset_index(drop=True)
     for j, a in enumerate(attributes):
-        released[a] = noisy[:, j]
-    scale = {a: float(sensitivity[j] / eps_each) for j, a in enumerate(attributes)}
-    return DPRelease(method, noise, epsilon, k, attributes, released, scale,
-                     {a: float(sensitivity[j]) for j, a in enumerate(attributes)}, clamped, identifiers)
+        released[a] = noisy[entropy.permutation(len(table)) if shuffle_each else order, j]
+    return released[[c for c in table.columns if c in released.columns]]
 
 
 def _mechanism(noise: str, epsilon: float, sensitivity: float, rng):

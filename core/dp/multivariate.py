@@ -1,6 +1,7 @@
-"""Staircase noise for vector queries whose sensitivity set is an L1 ball or a box (Soria-Comas &
-Domingo-Ferrer 2013, §5): the density is a staircase in the set's gauge, p(x) = g(‖x‖_K), with g
-the one-dimensional staircase profile of step Δ (g(r + Δ) = e^(−ε)·g(r), g non-increasing).
+"""Staircase noise for vector queries whose sensitivity set is an L1 ball or a box: the
+one-dimensional staircase of Soria-Comas & Domingo-Ferrer (2013) carried to the set's gauge (our
+construction, not taken from a section of that paper): p(x) = g(‖x‖_K), with g the one-dimensional
+staircase profile of step Δ (g(r + Δ) = e^(−ε)·g(r), g non-increasing).
 
 Why it is ε-DP: if two neighbouring answers differ by d with ‖d‖_K ≤ Δ, the triangle inequality
 gives ‖x + d‖_K ≤ ‖x‖_K + Δ, so p(x + d) ≥ g(‖x‖_K + Δ) = e^(−ε)·p(x).
@@ -9,7 +10,10 @@ Sampling in polar form: the radius R = ‖X‖_K has density ∝ r^(d−1)·g(r)
 direction is uniform for the cone measure of the unit sphere of K (L1: |coordinates| from a flat
 Dirichlet with random signs; box: a uniformly chosen face, the other coordinates uniform).
 The baseline is Laplace noise on every coordinate, calibrated to the set's L1 sensitivity (Δ for
-the L1 ball, d·Δ for the box).
+the L1 ball, d·Δ for the box). On a box, most of the gain over it comes from the norm, not from the
+staircase: a Laplace-shaped density in the box's own norm, ∝ exp(−ε‖x‖_∞/Δ) (E‖X‖_∞ = dΔ/ε), is on
+par with the gauge staircase (d = 5, ε = 1: 5.0 and 4.9999 against 11.4 for per-coordinate Laplace);
+:func:`compare_multivariate` lists all three.
 """
 
 from __future__ import annotations
@@ -107,8 +111,15 @@ def laplace_baseline_norm(epsilon: float, dimension: int, sensitivity: float = 1
     return scale * sum(1 / i for i in range(1, dimension + 1))
 
 
+def norm_laplace_expected_norm(epsilon: float, dimension: int, sensitivity: float = 1.0) -> float:
+    """E‖X‖_K of the Laplace-shaped density ∝ exp(−ε‖x‖_K/Δ) in the set's own norm: its radius is
+    Gamma(d, Δ/ε) (the volume of the ball of radius r grows as r^d), so the mean is dΔ/ε."""
+    return dimension * sensitivity / epsilon
+
+
 def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.0):
-    """E‖X‖ in the set's own norm: gauge staircase (least-norm γ) against per-coordinate Laplace."""
+    """E‖X‖ in the set's own norm: gauge staircase (least-norm γ), Laplace in the same norm, and
+    per-coordinate Laplace (``ratio``: per-coordinate Laplace over the staircase)."""
     import pandas as pd
 
     rows = []
@@ -118,5 +129,6 @@ def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.
         base = laplace_baseline_norm(epsilon, dimension, sensitivity, norm)
         rows.append({"sensitivity set": "L1 ball" if norm == "l1" else "box", "dimension": dimension,
                      "staircase E|X|": stair.expected_norm(), "gamma": stair.gamma,
+                     "Laplace in the set's norm E|X|": norm_laplace_expected_norm(epsilon, dimension, sensitivity),
                      "per-coordinate Laplace E|X|": base, "ratio": base / stair.expected_norm()})
     return pd.DataFrame(rows)

@@ -9,7 +9,10 @@ believe before the release). The release draws a bin y with probability
 and returns a value uniformly inside it. For two datasets with answers in bins b and b', the
 probabilities of any output differ by at most e^(ε/2)·(Z_b'/Z_b) ≤ e^ε (because 1 ≤ Z ≤ e^(ε/2)):
 ε-DP whatever the query's sensitivity. What the release teaches beyond the prior is bounded too:
-P(y | b)/π(y) ≤ e^(ε/2). And the sharper a prior centred near the truth, the more accurate the
+P(y | b)/π(y) ≤ e^(ε/2). Deviation from the paper: its refinement gains a factor e^ε over the prior;
+here the gain is e^(ε/2), because the normalisation Z_b also depends on the true bin and takes the
+other half of the budget (with e^ε in the numerator the two datasets' output probabilities could
+differ by e^ε·Z_b'/Z_b, up to e^(2ε)). And the sharper a prior centred near the truth, the more accurate the
 answer at the same ε: P(right bin) = π(b)·e^(ε/2) / Z_b grows with π(b).
 """
 

@@ -75,14 +75,19 @@ def write_microaggregation(
                        "seeded": result.seed is not None, "identifiers_dropped": list(identifiers)},
         "counts": {"input_rows": len(result.original), "released_rows": len(result.released), "suppressed_rows": 0},
         "groups": groups,
-        "information_loss": information_loss(result.original, result.released, attributes).to_dict(),
-        "linkage_risk": {"released": risk, "original": before},
-        "input": {"name": input_name(source), "rows": len(result.original),
-                  "checksum": checksum or frame_checksum(result.original)},
+        "input": {"name": input_name(source)},
         "output": {"format": "csv", "rows": len(result.released), "columns": list(result.released.columns),
                    "row_order": "random (drawn from OS entropy)"},
+    }
+    # computed from the original values: the data steward's, not for publication
+    audit = {
+        "information_loss": information_loss(result.original, result.released, attributes).to_dict(),
+        "linkage_risk": {"released": risk, "original": before},
+        "seeded": result.seed is not None,
+        "input": {"name": input_name(source), "rows": len(result.original),
+                  "checksum": checksum or frame_checksum(result.original)},
     }
     original = escape_formulas(result.original) if escape else result.original  # as the file should hold it
     return publish_table(result.released, out,
                          lambda back, written: _verify(result, back, written, original, identifiers), body,
-                         sep=sep, escape=escape, force=force, source=source, protected=protected)
+                         sep=sep, escape=escape, force=force, source=source, protected=protected, audit=audit)

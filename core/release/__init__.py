@@ -7,6 +7,7 @@ from microrelease.core.release.cells import escape_formulas, formula_cells, shuf
 from microrelease.core.release.publish import Check, Published, Verified, publish
 from microrelease.core.release.target import (
     Target,
+    audit_path,
     file_target,
     folder_target,
     html_path,
@@ -14,5 +15,5 @@ from microrelease.core.release.target import (
     report_path,
 )
 
-__all__ = ["Check", "Published", "Target", "Verified", "escape_formulas", "file_target", "folder_target",
+__all__ = ["Check", "Published", "Target", "Verified", "audit_path", "escape_formulas", "file_target", "folder_target",
            "formula_cells", "html_path", "previous_release", "publish", "report_path", "shuffled", "with_formula_check"]

@@ -14,8 +14,12 @@ the release makes. It:
    page a person reads (``OUT.report.html``), rendered from that same report: the JSON names the
    page with its SHA-256 (``html_report``), so the JSON stays the one record of the release and a
    page edited since is recognised (and never overwritten);
-5. moves the data files into place, then the page, then the JSON report: a reader who finds a report
-   finds its files.
+5. for the releases with exact statistics of the original data (DP, microaggregation, sequential),
+   writes them apart, in the data steward's audit (``OUT.audit.json``): the report stays publishable.
+   The report names the audit with a keyed MAC, never a plain checksum (anyone could test guesses of
+   the audit's figures against one); the key is in the audit only;
+6. moves the data files into place, then the audit and the page, then the JSON report: a reader who
+   finds a report finds its files.
 
 Whatever happens (an error, a full disk, a cancel, SIGINT/SIGTERM turned into an exception), the
 temporary files, the lock and any folder created on the way are removed; nothing else is touched.
@@ -36,7 +40,7 @@ from pathlib import Path
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.exceptions import Cancelled, OutputError, VerificationError
 from microrelease.core.release.report_html import render_report
-from microrelease.core.release.target import TOOL, Target, check_target
+from microrelease.core.release.target import TOOL, Target, audit_mac, check_target
 
 
 @dataclass(frozen=True)
@@ -53,19 +57,22 @@ class Check:
 
 @dataclass(frozen=True)
 class Verified:
-    """What the re-read of the written files found: the checks, and facts for the report."""
+    """What the re-read of the written files found: the checks, facts for the report, and facts for the
+    data steward's audit (figures computed with the original data)."""
 
     checks: tuple[Check, ...]
     facts: dict = field(default_factory=dict)
+    audit: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Published:
-    """A release in place: its report (as written) and where its files are (``target.report`` and the
-    page ``target.html`` beside them)."""
+    """A release in place: its report (as written), where its files are (``target.report``, the page
+    ``target.html`` and the audit ``target.audit`` beside them), and the audit's figures (None without one)."""
 
     data: dict
     target: Target
+    audit: dict | None = None
 
     @property
     def checks(self) -> list[str]:
@@ -82,19 +89,27 @@ def _version() -> str:
     return __version__
 
 
+AUDIT_NOTE = ("for the data steward only: exact statistics of the original data, which the release does not "
+              "protect; never publish this file")
+
+
 def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mapping, *,
-            should_stop: Callable[[], bool] | None = None) -> Published:
+            audit: Mapping | None = None, should_stop: Callable[[], bool] | None = None) -> Published:
     """Write, re-check and put in place one release (see the module docstring).
 
     ``write(paths)`` writes each data file of ``target.names`` to ``paths[name]``; ``verify(paths)``
     reads them back and returns what it found (:class:`Verified`); ``body`` is the report's content (parameters, counts,
-    metrics). Returns the report as written; raises VerificationError if a check fails, OutputError
-    if the disk refuses, Cancelled if ``should_stop()`` says so.
+    metrics); ``audit`` (if given) what goes to the data steward's audit instead. Returns the report
+    as written; raises VerificationError if a check fails, OutputError if the disk refuses,
+    Cancelled if ``should_stop()`` says so.
     """
     made: list[Path] = []  # what this call created, and only that, is removed on the way out
     lock = _take_lock(target, made)
     try:
         check_target(target)
+        if audit is None and target.audit.exists():
+            raise OutputError(f"{target.audit} belongs to the release this one would replace, and this release has no "
+                              "audit: remove it yourself or choose another output (nothing was written)")
         _make_folders(target.folder, made)
         token = f"{os.getpid()}-{secrets.token_hex(4)}"
         temp = {n: target.folder / f".{n}.partial-{token}" for n in target.names}
@@ -107,6 +122,8 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         if failed:
             raise VerificationError(f"release {target.path} failed its re-check on the written file: "
                                     + "; ".join(f"{c.name}: {c.detail}" for c in failed))
+        if verified.audit:
+            audit = {**(audit or {}), **verified.audit}
         files = [{"name": n, "bytes": temp[n].stat().st_size, "checksum": file_checksum(temp[n])}
                  for n in target.names]
         report = strict_json({
@@ -117,18 +134,24 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
             "output": {**dict(body.get("output", {})), "files": files},
             "verification": [c.to_dict() for c in checks],
         })
-        page = render_report(report, target.report.name)  # before the JSON names the page: no loop
-        html_temp, report_temp = (target.folder / f".{p.name}.partial-{token}" for p in (target.html, target.report))
+        html_temp, report_temp, audit_temp = (target.folder / f".{p.name}.partial-{token}"
+                                              for p in (target.html, target.report, target.audit))
         made.extend((html_temp, report_temp))
+        if audit is not None:
+            made.append(audit_temp)
+            text = _audit_text(report, audit, target)
+            _io(target, lambda: _write_synced(audit_temp, text))
+            report["audit_report"] = {"name": target.audit.name, "mac": audit_mac(text.encode("utf-8"))}
+        page = render_report(report, target.report.name)  # before the JSON names the page: no loop
         _io(target, lambda: _write_synced(html_temp, page))
         written = page.encode("utf-8")  # what _write_synced wrote: no second read of the page
         report["html_report"] = {"name": target.html.name, "bytes": len(written),
                                  "checksum": "sha256:" + hashlib.sha256(written).hexdigest()}
         _io(target, lambda: _write_synced(report_temp, json.dumps(report, indent=2, allow_nan=False) + "\n"))
         _stop(should_stop)
-        _io(target, lambda: _commit(target, temp, html_temp, report_temp))
-        made = [p for p in made if p not in (*temp.values(), html_temp, report_temp)]
-        return Published(report, target)
+        _io(target, lambda: _commit(target, temp, html_temp, report_temp, audit_temp if audit is not None else None))
+        made = [p for p in made if p not in (*temp.values(), html_temp, report_temp, audit_temp)]
+        return Published(report, target, None if audit is None else strict_json(dict(audit)))
     except BaseException:
         _remove_made([lock, *made])  # the lock too, or a folder made for the release is not empty yet
         raise
@@ -213,13 +236,24 @@ def _write_synced(path: Path, text: str) -> None:
         os.fsync(fh.fileno())
 
 
-def _commit(target: Target, temp: Mapping[str, Path], html_temp: Path, report_temp: Path) -> None:
-    """Data files first, then the page, the report last; an old report goes first, so no report ever
-    names other files."""
+def _audit_text(report: Mapping, audit: Mapping, target: Target) -> str:
+    """The audit as written: what it is for, the release it belongs to, its figures, and the MAC key."""
+    return json.dumps(strict_json({
+        "tool": report["tool"], "created": report["created"], "note": AUDIT_NOTE,
+        "release_report": target.report.name, **audit, "mac_key": secrets.token_hex(32),
+    }), indent=2, allow_nan=False) + "\n"
+
+
+def _commit(target: Target, temp: Mapping[str, Path], html_temp: Path, report_temp: Path,
+            audit_temp: Path | None) -> None:
+    """Data files first, then the audit and the page, the report last; an old report goes first, so
+    no report ever names other files."""
     if target.report.exists():
         target.report.unlink()  # only reached for a previous release of ours, replaced on request
     for name, path in temp.items():
         os.replace(path, target.folder / name)
+    if audit_temp is not None:
+        os.replace(audit_temp, target.audit)
     os.replace(html_temp, target.html)
     os.replace(report_temp, target.report)
     try:

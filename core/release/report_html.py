@@ -28,10 +28,11 @@ from microrelease.core.release.html import (
 HISTOGRAM_ROWS = 40  # up to this many class sizes, the histogram's table is shown in full
 
 # Report keys shown as figures for each kind of release (all but a generalization's, drawn apart).
+# (What was computed with the original data is in the data steward's audit, not on this page.)
 FIGURES = {
-    "microaggregation": ("groups", "information_loss", "linkage_risk"),
-    "differential privacy": ("information_loss", "warnings"),
-    "relational + sequential": ("groups", "losses", "attack", "check"),
+    "microaggregation": ("groups",),
+    "differential privacy": (),
+    "relational + sequential": ("groups", "check"),
 }
 
 
@@ -229,4 +230,7 @@ def files_section(r: Mapping, json_name: str) -> Safe:
                    table(["released file", "bytes", "SHA-256"], ((f["name"], f["bytes"], f["checksum"]) for f in out)),
                    tag("p", "The machine-readable report ", tag("code", json_name),
                        " holds the same figures and names this page with its SHA-256."),
+                   join([tag("p", "The data steward's audit ", tag("code", r["audit_report"]["name"]),
+                             " (not for publication) holds the figures computed with the original data.")]
+                        if "audit_report" in r else []),
                    join([tag("p", "Row order: ", r["output"]["row_order"])] if "row_order" in r.get("output", {}) else []))

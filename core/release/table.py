@@ -24,10 +24,11 @@ TableChecks = Callable[[pd.DataFrame, pd.DataFrame], Sequence[Check]]
 
 def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, body: Mapping, *, sep: str = ",",
                   escape: bool = False, force: bool = False, source: str = "<DataFrame>",
-                  protected: Sequence[str | Path] = ()) -> Published:
+                  protected: Sequence[str | Path] = (), audit: Mapping | None = None) -> Published:
     """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
     run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
-    get the table read back and ``released`` as written (escaped if asked), in its original order."""
+    get the table read back and ``released`` as written (escaped if asked), in its original order;
+    ``audit``: the data steward's figures, written apart (see :func:`~microrelease.core.release.publish`)."""
     target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)
     if escape:
         refuse_formula_headers(released.columns)
@@ -42,7 +43,7 @@ def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, 
         back = pd.read_csv(paths[name], sep=sep, dtype=str, keep_default_na=False)
         return with_formula_check(list(checks(back, released)), formula_cells(back), escape, back.columns)
 
-    return publish(target, write, verify, body)
+    return publish(target, write, verify, body, audit=audit)
 
 
 def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:

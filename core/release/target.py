@@ -1,19 +1,23 @@
 """Where a release goes, and the rules that keep a user's files safe.
 
 A release is a *file* (``out.csv`` or ``out.parquet``, its report ``out.report.json`` and the page
-``out.report.html`` beside it) or a *folder* (``out/`` holding its data files, ``report.json`` and
-``report.html``). Nothing that is not ours is ever deleted or overwritten:
+``out.report.html`` beside it, and for the releases that have one the data steward's
+``out.audit.json``) or a *folder* (``out/`` holding its data files, ``report.json``, ``report.html``
+and ``audit.json``). Nothing that is not ours is ever deleted or overwritten:
 
 - a path that is, or contains, an input or hierarchy file is refused;
 - a file target that is an existing folder is refused; a folder target must be new or empty;
 - an existing target is replaced only when it is a previous release of this tool (recognised by its
-  report, which names its files and the page with their checksums: a file or page edited since is
-  the user's) *and* the caller asked for it (``force``);
+  report, which names its files and the page with their checksums, and the audit with a keyed MAC
+  whose key only the audit holds: a file, page or audit edited since is the user's) *and* the caller
+  asked for it (``force``);
 - two writers to one target: the second fails on the lock file (created with ``O_EXCL``).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
 import re
@@ -25,20 +29,43 @@ from microrelease.core.data.dataset import file_checksum
 from microrelease.core.exceptions import OutputError
 
 TOOL = "microrelease"
-FOLDER_REPORT = "report.json"
-FOLDER_HTML = "report.html"
+# The files beside a file release's data (``OUT.csv`` -> ``OUT.report.json``...), and in a folder release.
+BESIDE = {"report": ".report.json", "html": ".report.html", "audit": ".audit.json"}
+IN_FOLDER = {"report": "report.json", "html": "report.html", "audit": "audit.json"}
+FOLDER_REPORT, FOLDER_HTML = IN_FOLDER["report"], IN_FOLDER["html"]
+
+
+def beside(out: str | Path, kind: str) -> Path:
+    """The ``kind`` file (report, html page, audit) of the file release ``out``: ``OUT.csv`` ->
+    ``OUT.report.json``, ``OUT.report.html``, ``OUT.audit.json``."""
+    out = Path(out)
+    return out.with_name(out.stem + BESIDE[kind])
 
 
 def report_path(out: str | Path) -> Path:
     """``OUT.csv`` -> ``OUT.report.json`` (the report of a file release)."""
-    out = Path(out)
-    return out.with_name(out.stem + ".report.json")
+    return beside(out, "report")
 
 
 def html_path(out: str | Path) -> Path:
     """``OUT.csv`` -> ``OUT.report.html`` (the page a person reads, beside the report)."""
-    out = Path(out)
-    return out.with_name(out.stem + ".report.html")
+    return beside(out, "html")
+
+
+def audit_path(out: str | Path) -> Path:
+    """``OUT.csv`` -> ``OUT.audit.json`` (the data steward's audit, beside the report)."""
+    return beside(out, "audit")
+
+
+def audit_mac(text: bytes) -> str | None:
+    """The keyed MAC a report gives its audit: HMAC-SHA256 of the audit's bytes under the key the audit
+    holds (``mac_key``). A plain checksum in a publishable report would let anyone test guesses of
+    the exact statistics the audit holds; without the key, nobody can. None if ``text`` has no key."""
+    try:
+        key = bytes.fromhex(json.loads(text)["mac_key"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    return "hmac-sha256:" + hmac.new(key, text, hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -55,13 +82,21 @@ class Target:
     def folder(self) -> Path:
         return self.path if self.kind == "folder" else self.path.parent
 
+    def _beside(self, kind: str) -> Path:
+        return self.path / IN_FOLDER[kind] if self.kind == "folder" else beside(self.path, kind)
+
     @property
     def report(self) -> Path:
-        return self.path / FOLDER_REPORT if self.kind == "folder" else report_path(self.path)
+        return self._beside("report")
 
     @property
     def html(self) -> Path:
-        return self.path / FOLDER_HTML if self.kind == "folder" else html_path(self.path)
+        return self._beside("html")
+
+    @property
+    def audit(self) -> Path:
+        """The data steward's audit (exact statistics of the original; never to be published)."""
+        return self._beside("audit")
 
     @property
     def files(self) -> tuple[Path, ...]:
@@ -107,7 +142,7 @@ def previous_release(target: Target) -> dict | None:
 def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force: bool = False) -> Target:
     """The target of a one-file release (CSV or Parquet), checked; OutputError says why not."""
     path = _resolved(out)
-    if path.name.endswith((".report.json", ".report.html")) or path.name in (FOLDER_REPORT, FOLDER_HTML):
+    if path.name.endswith(tuple(BESIDE.values())) or path.name in IN_FOLDER.values():
         raise OutputError(f"{out}: a release's data file cannot be named like a report (nothing was written)")
     return check_target(Target(path, "file", (path.name,), force, tuple(_real(p) for p in protected)))
 
@@ -127,7 +162,7 @@ def check_target(target: Target) -> Target:
     if target.kind == "file":
         if path.is_dir():
             raise OutputError(f"{path} is a folder; give a file name for the release (nothing was written)")
-        present = [p for p in (path, target.report, target.html) if p.exists() or p.is_symlink()]
+        present = [p for p in (path, target.report, target.html, target.audit) if p.exists() or p.is_symlink()]
     else:
         if path.exists() and not path.is_dir():
             raise OutputError(f"{path} is a file; the release needs a new or empty folder (nothing was written)")
@@ -139,7 +174,7 @@ def check_target(target: Target) -> Target:
 def _refuse_protected(target: Target) -> None:
     """No written path may be an input; a folder target may not hold one; nothing is written into an
     input folder (its next read would take the release for a partition)."""
-    written = tuple(_real(p) for p in (*target.files, target.report, target.html, target.path))
+    written = tuple(_real(p) for p in (*target.files, target.report, target.html, target.audit, target.path))
     for p in target.protected:
         clash = p in written or (target.kind == "folder" and _inside(p, target.path)) or (
             p.is_dir() and _inside(target.path, p))
@@ -153,7 +188,7 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
     if not present:
         return
     report = previous_release(target)
-    ours = {target.report, target.html, *target.files}
+    ours = {target.report, target.html, target.audit, *target.files}
     strangers = [p for p in present if p not in ours]
     if report is None or strangers:
         stranger = (strangers or present)[0]
@@ -174,6 +209,11 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
         if path.exists() and listed.get(path.name) != _checksum(path):
             raise OutputError(f"{path} changed after {TOOL} wrote it (its checksum differs from its report's); "
                               "it is not overwritten (nothing was written)")
+    audit = report.get("audit_report") or {}
+    if target.audit.exists() and (audit.get("name") != target.audit.name or not target.audit.is_file()
+                                  or audit_mac(target.audit.read_bytes()) != audit.get("mac")):
+        raise OutputError(f"{target.audit} is not the audit its report {target.report.name} names, or changed since "
+                          f"{TOOL} wrote it; it is never overwritten (nothing was written)")
     if not target.force:
         raise OutputError(f"{target.path} holds a previous release, replaced only with 'force' (nothing was written)",
                           parameter="force")

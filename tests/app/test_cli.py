@@ -158,7 +158,10 @@ def test_microaggregate_writes_a_rechecked_release_and_report(tmp_path, capsys):
     report = json.loads((tmp_path / "census.report.json").read_text())
     assert report["parameters"]["seeded"] is True and "seed" not in report["parameters"]  # the seed would undo swaps
     assert report["groups"]["smallest"] >= 5 and report["groups"]["largest"] <= 9
-    assert report["linkage_risk"]["original"]["reidentified"] == 1.0
+    assert "linkage_risk" not in report and "information_loss" not in report  # the original's figures: the audit's
+    audit = json.loads((tmp_path / "census.audit.json").read_text())
+    assert audit["linkage_risk"]["original"]["reidentified"] == 1.0 and audit["seeded"] is True
+    assert "anyone who knows the seed can undo the protection" in err
     released, original = pd.read_csv(out), pd.read_csv(sample_census_path())
     assert len(released) == 1080 and sorted(released["AGI"]) == sorted(original["AGI"])
 
@@ -186,7 +189,10 @@ def test_dp_release_writes_noise_and_a_report(tmp_path, capsys):
     assert report["parameters"]["epsilon_spent"] == 1.0 and len(per) == 12
     assert per["AGI"]["sensitivity"] == 1e5 / 20 and per["AGI"]["noise_scale"] == pytest.approx(1e5 / 20 / (1 / 12))
     released = pd.read_csv(out)
-    assert len(released) == 1080 and "AFNLWGT" in released.columns  # not released under noise: unchanged
+    # only the attributes, with noise: AFNLWGT (the sample's weight, not an attribute) is not released
+    assert len(released) == 1080 and list(released.columns) == list(per)
+    assert report["parameters"]["not_released"] == ["AFNLWGT"] and report["parameters"]["seeded"] is True
+    assert "anyone who knows the seed can undo the protection" in err
     code, _, err = run(capsys, "dp", str(microdata_sample("eia").path), "--attrs", "RESSALES", "--epsilon", "1", "-o",
                        str(tmp_path / "e.csv"))
     assert code == 2 and "no declared bounds for ['RESSALES']" in err
@@ -266,10 +272,17 @@ def test_dp_leaves_the_identifiers_to_the_core_which_checks_the_written_file(tmp
     pd.DataFrame(rows, columns=["name", "email", "age", "income"]).to_csv(tmp_path / "d.csv", index=False)
     out = tmp_path / "dp.csv"
     code, _, err = run(capsys, "dp", str(tmp_path / "d.csv"), "--attrs", "age", "--identifier", "email,name",
-                       "--bounds", "age=0:100", "--epsilon", "1", "--method", "record-noise", "--seed", "1",
+                       "--bounds", "age=0:100", "--epsilon", "1", "--method", "record-noise", "--keep", "income",
                        "-o", str(out))
     assert code == 0, err
+    assert "['income'] released as is, without protection" in err
     report = json.loads((tmp_path / "dp.report.json").read_text())
     assert list(pd.read_csv(out).columns) == ["age", "income"]
+    assert report["parameters"]["released_without_protection"] == ["income"]
+    code, _, err = run(capsys, "dp", str(tmp_path / "d.csv"), "--attrs", "age", "--keep", "name", "--identifier",
+                       "name", "--bounds", "age=0:100", "--epsilon", "1", "--method", "record-noise",
+                       "-o", str(tmp_path / "never.csv"))
+    assert code == 2 and "--keep:" in err and "identifiers are never released" in err
+    assert not (tmp_path / "never.csv").exists()
     assert report["parameters"]["identifiers_dropped"] == ["name", "email"]  # in the table's order
     assert {c["check"]: c["passed"] for c in report["verification"]}["identifiers absent"] is True

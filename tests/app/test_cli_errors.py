@@ -296,8 +296,8 @@ def test_a_dp_column_cannot_be_both_attribute_and_identifier(tmp_path, capsys):
     (tmp_path / "d.csv").write_text("age,income\n30,1\n40,2\n")
     code, _, err = run(capsys, "dp", str(tmp_path / "d.csv"), "--attrs", "age,income", "--identifier", "age",
                        "--bounds", "age=0:100,income=0:10", "--epsilon", "1", "-o", str(tmp_path / "x.csv"))
-    assert code == 2 and err.startswith("microrelease: error: --identifier: ['age'] given both as attributes and as "
-                                        "identifiers; a column cannot be both") and err.count("\n") == 1
+    assert code == 2 and err.startswith("microrelease: error: --identifier: ['age'] given in 'identifiers' cannot be "
+                                        "both released with noise and dropped") and err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
 
 

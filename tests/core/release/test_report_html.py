@@ -295,8 +295,11 @@ def test_a_folder_release_has_its_page_in_the_folder(tmp_path):
                            order_by="day", code="code", code_hierarchy=h / "hospital_hierarchy_code.csv",
                            hierarchy_dir=h, identifiers=["name"])
     report = write_sequential(anonymize_sequential(data, 5), data, tmp_path / "out").data
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["entities.csv", "events.csv", "report.html",
-                                                                     "report.json"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["audit.json", "entities.csv", "events.csv",
+                                                                     "report.html", "report.json"]
+    audit = json.loads((tmp_path / "out" / "audit.json").read_text())  # the original's figures: the steward's
+    assert not {"losses", "attack"} & set(report) and {"losses", "attack"} <= set(audit)
+    assert "checksum" not in json.dumps(report["input"]) and report["parameters"]["seeded"] is False
     text = (tmp_path / "out" / "report.html").read_text()
     page = Page(text)
     assert "entities.csv, events.csv" in page.all("title")[0].text
