@@ -23,8 +23,9 @@ class CheckedIntInput(pn.widgets.IntInput):
     old value while still showing what was typed (k "9999" on screen, k = 2 in force); without them
     the value reaches the server, which says what is wrong and puts the box back.
 
-    A value is applied at once: Panel otherwise waits 50 ms for more events, but a value here comes
-    from Enter or leaving the box, a decision made, not a stream of drags."""
+    A value is applied at once: Panel otherwise waits 50 ms for more events, 50 ms of every k change.
+    The price: each step of the box's arrows is a question answered and drawn (holding an arrow key
+    queues them); the k slider is there for scanning."""
 
     _rename = {"start": None, "end": None}
     _debounce = 0

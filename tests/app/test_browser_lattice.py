@@ -167,6 +167,22 @@ def test_a_tap_while_the_lattice_redraws_selects_the_node_tapped(samarati_url, p
     assert not errors(page), errors(page)
 
 
+def test_a_tap_names_the_node_the_page_shows_whatever_the_servers_rows(samarati_url, page, no_server_errors):
+    """The page may show another frame than the server holds (a new question on its way): a tap names
+    the node by its number as drawn in the page, never by a row number the server would read against
+    its own frame. Here the page's rows are reversed, the server's are not."""
+    no_server_errors(SAMARATI_LOG)
+    open_page(page, samarati_url)
+    page.evaluate(f"""() => {{ {FIGURES}
+      for (const f of figs) for (const r of f.model.renderers) {{
+        const s = r.data_source; if (!s || !s.data.levels) continue;
+        const d = {{}}; for (const [k, v] of Object.entries(s.data)) d[k] = Array.from(v).reverse();
+        s.data = d; }} }}""")
+    for vector in ("[0, 1]", "[1, 1]", "[0, 0]"):
+        tap(page, vector)
+    assert not errors(page), errors(page)
+
+
 def test_adult_capped_drawing_says_so_and_joins_its_heights(adult_url, page, no_server_errors):
     from microrelease.app.explorer.state import Explorer
     from microrelease.app.main import sample_with_profile

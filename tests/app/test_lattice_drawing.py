@@ -180,12 +180,41 @@ def test_the_figure_follows_the_question_and_a_tap_selects_the_row_tapped(samara
                   "k-minimal": int(a.minimal.sum())}
         assert bars.groupby("status")["top"].sum().to_dict() == {s: n for s, n in totals.items() if n}
     fig, points = shown(view)
-    row = int(np.flatnonzero(points["vector"] == "[1, 1]")[0])
-    fig.points.selected.indices = [row]  # what a tap in the page sends
+    node = int(points.loc[points["vector"] == "[1, 1]", "node"].iloc[0])
+    fig.tapped.data = {"node": [node], "at": [1]}  # what a tap in the page sends: the node it shows there
     assert e.selected == e.lattice.index((1, 1))
     assert list(fig.rings["selected"].data["vector"]) == ["[1, 1]"]
-    e.k = 2  # a new frame clears the selection: the same row tapped again is a new selection
-    assert fig.points.selected.indices == []
+
+
+def test_a_node_selected_outside_the_focused_drawing_is_drawn_and_large_drawings_use_small_nodes():
+    dataset, profile = sample_with_profile("adult")
+    e = Explorer(dataset, profile, k=5, max_sup=301)
+    view = LatticeView(state=LatticeState(explorer=e))
+    view.__panel__()
+    _, points = shown(view)
+    outside = int(np.setdiff1d(np.arange(e.lattice.size), points["node"])[0])
+    e.selected = outside  # from the trade-off plot, say
+    fig, points = shown(view)
+    assert outside in set(points["node"]) and list(fig.rings["selected"].data["x"]) == list(
+        points.loc[points["node"] == outside, "x"])
+    sizes = {r.glyph.size for r in fig.figure.renderers if r.data_source is fig.points}
+    assert sizes == {13}
+    e.view = "full"  # 6,480 nodes: dots, not discs
+    sizes = {r.glyph.size for r in fig.figure.renderers if r.data_source is fig.points}
+    assert sizes == {5} and len(shown(view)[1]) == e.lattice.size
+
+
+def test_a_copy_out_of_view_is_not_kept_current_and_is_redrawn_when_back(samarati):
+    e = samarati
+    view = LatticeView(state=LatticeState(explorer=e))
+    view.__panel__()
+    view.live = False
+    e.k = 3
+    fig, points = shown(view)
+    assert points["status"].tolist() != [STATUS[s] for s in e.status()[points["node"].to_numpy()]]
+    view.live = True
+    fig, points = shown(view)
+    assert points["status"].tolist() == [STATUS[s] for s in e.status()[points["node"].to_numpy()]]
 
 
 def test_a_notebook_display_gets_each_change_pushed(samarati):
@@ -202,9 +231,16 @@ def test_a_notebook_display_gets_each_change_pushed(samarati):
     view = LatticeView(state=LatticeState(explorer=samarati))
     doc, comm = Document(), Recording()
     comm._comm = True  # an open comm (it sends at once)
-    add_to_doc(view.__panel__().get_root(doc, comm=comm), doc, True)  # as a notebook's display does
+    root = view.__panel__().get_root(doc, comm=comm)
+    add_to_doc(root, doc, True)  # as a notebook's display does
     samarati.k = 3
     assert any(b'"status"' in (m if isinstance(m, bytes) else str(m).encode()) for m in sent), sent[:3]
+    # the output cleared (Panel cleans its models up): that display is no longer fed
+    view.__panel__()  # displayed again elsewhere
+    panel_root = next(iter(pn.state._views.values()))[0]
+    panel_root._cleanup(root)
+    samarati.k = 2
+    assert len(view.figures) == 1
 
 
 def test_hover_writes_the_figures_as_the_details_do(samarati):

@@ -121,9 +121,9 @@ def test_widgets_and_taps_drive_the_state():
     assert app.sidebar.sup_pct.value == 0
     # a tap on the lattice's points selects that node and fills the table
     lattice, tradeoff = app.views["lattice"], app.views["tradeoff"]
-    points = lattice.figures[0].points  # the lattice figure shown on the page
-    row = int(np.flatnonzero(np.asarray(points.data["vector"]) == "[1, 1]")[0])
-    points.selected.indices = [row]  # what a tap sends
+    fig = lattice.figures[0]  # the lattice figure shown on the page
+    row = int(np.flatnonzero(np.asarray(fig.points.data["vector"]) == "[1, 1]")[0])
+    fig.tapped.data = {"node": [int(fig.points.data["node"][row])], "at": [1]}  # what a tap sends
     assert e.lattice.node(e.selected) == (1, 1)
     table = app.details.table.value
     assert set(table["Race"]) == {"person"} and set(table["ZIP"]) == {"9413*", "9414*"}

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-from bokeh.models import ColumnDataSource, HoverTool, Legend, NumeralTickFormatter, Range1d, TapTool
+from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Legend, NumeralTickFormatter, Range1d, TapTool
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
@@ -56,6 +56,7 @@ class LatticeFigure:
     rings: dict[str, ColumnDataSource]
     points: ColumnDataSource
     hover: HoverTool
+    tapped: ColumnDataSource  # the node the page says was tapped (see TAP)
 
     def fit(self, x: pd.Series, y: pd.Series) -> None:
         """Ranges around the nodes at ``x``, ``y``, set by the server with the data (a range the browser
@@ -75,8 +76,26 @@ class LatticeFigure:
                 r.glyph.size = size + 9
 
 
-def lattice_figure(height: int, size: int, tooltips: list, on_tap: Callable[[list[int]], None]) -> LatticeFigure:
-    """An empty lattice figure; a tap on a node calls ``on_tap`` with the tapped rows."""
+# Run in the page on a tap: of the nodes hit, the one nearest the pointer (in pixels; overlapping nodes
+# all count as hit), named by its node number as the page shows it - a row number would be read against
+# the server's frame, which a new question may have changed by then. The selection is cleared at once,
+# so that tapping the same node again is a new tap.
+TAP = """
+const s = cb_data.source, hits = s.selected.indices, g = cb_data.geometries;
+if (!hits.length) return;
+const W = fig.inner_width, H = fig.inner_height, xr = fig.x_range, yr = fig.y_range;
+let best = hits[0], nearest = Infinity;
+for (const i of hits) {
+  const dx = (s.data.x[i] - g.x) / (xr.end - xr.start) * W, dy = (s.data.y[i] - g.y) / (yr.end - yr.start) * H;
+  if (dx * dx + dy * dy < nearest) { nearest = dx * dx + dy * dy; best = i; }
+}
+tapped.data = {node: [s.data.node[best]], at: [Date.now()]};
+s.selected.indices = [];
+"""
+
+
+def lattice_figure(height: int, size: int, tooltips: list, on_tap: Callable[[int], None]) -> LatticeFigure:
+    """An empty lattice figure; a tap on a node calls ``on_tap`` with its node number."""
     fig = figure(height=height, sizing_mode="stretch_width", tools=TOOLS, toolbar_location="above", title=TITLE,
                  y_axis_label="height", output_backend=BACKEND, x_range=Range1d(0, 1), y_range=Range1d(0, 1))
     fig.xaxis.visible = False
@@ -97,9 +116,11 @@ def lattice_figure(height: int, size: int, tooltips: list, on_tap: Callable[[lis
                         nonselection_alpha=1.0, selection_alpha=1.0, legend_field="status", **status_colors(STATUS))
     fig.legend.location = "top_left"
     hover = HoverTool(renderers=[nodes], tooltips=tooltips)
-    fig.add_tools(hover, TapTool(renderers=[nodes]))
-    points.selected.on_change("indices", lambda _attr, _old, new: on_tap(new))
-    return LatticeFigure(fig, band, edges, paths, rings, points, hover)
+    tapped = ColumnDataSource({"node": [], "at": []})
+    fig.add_tools(hover, TapTool(renderers=[nodes], mode="replace",
+                                 callback=CustomJS(args={"fig": fig, "tapped": tapped}, code=TAP)))
+    tapped.on_change("data", lambda _attr, _old, new: new["node"] and on_tap(int(new["node"][0])))
+    return LatticeFigure(fig, band, edges, paths, rings, points, hover, tapped)
 
 
 def overview_figure(statuses: tuple[str, ...]) -> tuple[figure, ColumnDataSource]:

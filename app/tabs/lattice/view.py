@@ -7,9 +7,12 @@ What each layer shows is computed here as a plain frame (the tests read these); 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 import panel as pn
 import param
+from bokeh.models import ColumnDataSource
 from panel.io.notebook import push_notebook
 
 from microrelease.app.explorer.details import figure_text
@@ -45,6 +48,22 @@ def hover_text(frame: pd.DataFrame, metrics: dict) -> pd.DataFrame:
     return frame
 
 
+@dataclass
+class Display:
+    """One display of the view: its lattice figure, its bars' source and its two Bokeh panes."""
+
+    lattice: LatticeFigure
+    bars: ColumnDataSource
+    panes: tuple[pn.pane.Bokeh, ...]
+    shown: bool = False
+
+    def closed(self) -> bool:
+        """Shown once and since cleaned up by Panel (a notebook output cleared, a page gone): no longer fed."""
+        rendered = any(p._models for p in self.panes)  # Panel's record of where a pane is rendered
+        self.shown = self.shown or rendered
+        return self.shown and not rendered
+
+
 class LatticeView(pn.viewable.Viewer):
     """Nodes as scatter points over segment edges; the rings of the selected node and of the probe's
     vectors are scatter layers of their own without fill; the probed height is a horizontal strip.
@@ -52,20 +71,27 @@ class LatticeView(pn.viewable.Viewer):
 
     state = param.ClassSelector(class_=LatticeState)
     height = param.Integer(default=560)
+    live = param.Boolean(default=True, doc="kept current with the Explorer (off: a copy not in view, e.g. the "
+                                           "Teaching tab's outside presentation mode; redrawn when back on)")
 
     def __init__(self, **params):
         super().__init__(**params)
         self._frame = pd.DataFrame()  # the drawn nodes, in the order of the points' rows
-        # one lattice figure and one bars source per display of the view (a notebook may show it twice)
-        self.figures: list[LatticeFigure] = []
-        self.bar_sources: list = []
-        self._panes: list[pn.pane.Bokeh] = []
+        self._displays: list[Display] = []  # one per display of the view (a notebook may show it twice)
         self._drawn = self._answered = None  # the drawn graph and the answer the figures show
         self.state.explorer.param.watch(self._redraw, DRAWN_BY)
 
+    @property
+    def figures(self) -> list[LatticeFigure]:
+        return [d.lattice for d in self._displays]
+
+    @property
+    def bar_sources(self) -> list:
+        return [d.bars for d in self._displays]
+
     # --- what is drawn (plain frames: the tests read these) ----------------------------------------
     def _ready(self) -> bool:
-        return self.state is not None and self.state.explorer.answer is not None
+        return self.state.explorer.answer is not None
 
     def points(self) -> pd.DataFrame:
         """One row per drawn node, in the drawing's order, with the hover's texts."""
@@ -74,9 +100,6 @@ class LatticeView(pn.viewable.Viewer):
             return self._frame
         frame = hover_text(self.state.drawn_frame(), self.state.explorer.answer.metrics)
         frame["models"] = frame["models"].replace("", "none")
-        # Rows stay in the drawing's order, whatever the statuses (not sorted by status, say): a tap
-        # sends a row number, and one made while the page still shows the previous answer must name
-        # the same node in the new frame.
         self._frame = frame
         return frame
 
@@ -117,9 +140,9 @@ class LatticeView(pn.viewable.Viewer):
                              "status": bars["status"], "height": bars["height"]})
 
     # --- keeping the figures current -----------------------------------------------------------------
-    def _on_tap(self, rows: list[int]) -> None:
-        if rows and rows[0] < len(self._frame):
-            self.state.explorer.selected = int(self._frame["node"].iloc[rows[0]])
+    def _on_tap(self, node: int) -> None:
+        if self._ready() and 0 <= node < self.state.explorer.lattice.size:
+            self.state.explorer.selected = node
 
     def _fill(self, fig: LatticeFigure, whole: bool) -> None:
         """Put what is drawn now into ``fig``'s sources (``whole``: the nodes too, else rings and band)."""
@@ -128,7 +151,6 @@ class LatticeView(pn.viewable.Viewer):
         fig.band.data = columns(self.band())
         if whole:
             fig.points.data = columns(self._frame)
-            fig.points.selected.indices = []  # a new frame: the next tap on any row is a new selection
             fig.edges.data = columns(self.segments(paths=False))
             fig.paths.data = columns(self.segments(paths=True))
             fig.hover.tooltips = self.tooltips()
@@ -136,21 +158,28 @@ class LatticeView(pn.viewable.Viewer):
             fig.fit(self._frame["x"], self._frame["y"])  # around the nodes: the band and rings lie on them
 
     def _redraw(self, *events) -> None:
-        if not self.figures:
+        self._displays = [d for d in self._displays if not d.closed()]  # a notebook output cleared, say
+        if not self._displays or not self.live:
             return
         drawn = self.state.drawn_graph() if self._ready() else None
         whole = drawn is not self._drawn or not {e.name for e in events} <= RINGS_ONLY
         self._drawn = drawn
         if whole:
             self.points()
-        for fig in self.figures:
-            self._fill(fig, whole)
+        for d in self._displays:
+            self._fill(d.lattice, whole)
         if whole and self._answered is not self.state.explorer.answer:
             self._answered = self.state.explorer.answer
             bars = columns(self.bars())
-            for source in self.bar_sources:
-                source.data = bars
-        push_notebook(*self._panes)  # for a notebook; a served page gets the changes from its document
+            for d in self._displays:
+                d.bars.data = bars
+        push_notebook(*(p for d in self._displays for p in d.panes))  # a served page has its document
+
+    @param.depends("live", watch=True)
+    def _back_in_view(self) -> None:
+        if self.live:
+            self._drawn = self._answered = None  # whatever changed while off: all of it redrawn
+            self._redraw()
 
     @param.depends(*(f"state.explorer.{name}" for name in DRAWN_BY))
     def caption(self) -> str:
@@ -185,11 +214,9 @@ class LatticeView(pn.viewable.Viewer):
         self.points()
         self._fill(fig, whole=True)
         bars.data = columns(self.bars())
-        self.figures.append(fig)
-        self.bar_sources.append(bars)
-        panes = [pn.pane.Bokeh(fig.figure, sizing_mode="stretch_width", min_height=self.height),
-                 pn.pane.Bokeh(bars_fig, sizing_mode="stretch_width", height=200)]
-        self._panes += panes
+        panes = (pn.pane.Bokeh(fig.figure, sizing_mode="stretch_width", min_height=self.height),
+                 pn.pane.Bokeh(bars_fig, sizing_mode="stretch_width", height=200))
+        self._displays.append(Display(fig, bars, panes))
         return pn.Column(
             pn.pane.Markdown(self.caption, css_classes=["lattice-caption"], sizing_mode="stretch_width"),
             *panes, sizing_mode="stretch_width",

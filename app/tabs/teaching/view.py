@@ -102,6 +102,8 @@ class TeachingView(pn.viewable.Viewer):
         if on and self.lattice_view is None:
             self.lattice_view = LatticeView(state=LatticeState(explorer=self.state.explorer), height=LATTICE_HEIGHT)
             self.lattice.objects = [self.lattice_view]
+        if self.lattice_view is not None:
+            self.lattice_view.live = on  # hidden, it is not kept current (redrawn when shown again)
         self.lattice.visible = on
         for part in self._parts:
             classes = [c for c in part.css_classes if c != PRESENTING]
