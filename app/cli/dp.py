@@ -155,6 +155,7 @@ def run(request: DPRequest) -> int:
                              method=request.method, noise=request.noise, k=request.k,
                              identifiers=list(request.identifiers), keep=list(request.keep),
                              linked=request.linked, rng=request.seed)
+    caught = [w for w in caught if issubclass(w.category, PrivacyWarning)]
     for w in caught:
         print(f"microrelease: warning: {w.message}", file=sys.stderr)
     published = write_dp_release(release, table, output.path, identifiers=list(request.identifiers), source=str(path),
@@ -181,6 +182,10 @@ def run_ratio(request: DPRequest, table) -> int:
             warnings.warn(f"{list(request.keep)} released as is, without protection", PrivacyWarning, stacklevel=1)
     if release.single_class_reason:
         print(f"microrelease: warning: one class only: {release.single_class_reason}", file=sys.stderr)
+    if release.clamped:
+        print(f"microrelease: warning: {release.clamped} value(s) of {conf} outside the declared bounds, counted in "
+              "the end bins (and released as they are)", file=sys.stderr)
+    caught = [w for w in caught if issubclass(w.category, PrivacyWarning)]
     for w in caught:
         print(f"microrelease: warning: {w.message}", file=sys.stderr)
     published = write_ratio_closeness(release, table, output.path, identifiers=list(request.identifiers),
@@ -191,6 +196,6 @@ def run_ratio(request: DPRequest, table) -> int:
     found = published.data["file"]
     return finish(published, output, f"{RATIO} at epsilon={request.epsilon:g}, k={request.k}: wrote "
                                      f"{published.data['output']['rows']} rows to {output.path}; {found['classes']} "
-                                     f"classes (smallest {found['smallest_class']}), epsilon achieved "
-                                     f"{found['epsilon_achieved']:.4g} (read from the file), QI SSE/SST "
+                                     f"classes (smallest {found['smallest_class']}), epsilon on the declared bins "
+                                     f"{found['epsilon_on_declared_bins']:.4g} (read from the file), QI SSE/SST "
                                      f"{release.sse_sst:.2f} %")

@@ -44,6 +44,10 @@ FLAGS = {
     "bins": "--bins",
     "cuts": "--cuts",
     # relational + sequential data
+    "drop": "--drop",
+    "order_by": "--order-by",
+    "sequence_key": "--sequence-key",
+    "code": "--code",
     "weight_relational": "--w-relational",
     "weight_sequence": "--w-sequence",
     "weight_time": "--w-time",

@@ -164,7 +164,9 @@ class DPRelease:
                 "guarantee": self.guarantee, "records_linked": self.linked, "seeded": self.seeded,
                 "per_attribute": {a: {"bounds": list(self.bounds.get(a, ())), "sensitivity": self.sensitivity[a],
                                       "epsilon": self.epsilon / len(self.attributes),
-                                      "noise_scale": self.noise_scale[a]} for a in self.attributes},
+                                      "noise_scale": self.noise_scale[a],
+                                      # released values are multiples of it (see Snapped)
+                                      "output_grid": snapping_grid(self.noise_scale[a])} for a in self.attributes},
                 "released_without_protection": list(self.kept), "identifiers_dropped": list(self.identifiers),
                 "not_released": list(self.not_released)}
 
@@ -231,10 +233,12 @@ def dp_release(
     if linked and method != "ir-mdav":
         raise InvalidParameterError(f"'linked' is for ir-mdav on several attributes; {method!r} releases whole "
                                     "records with its guarantee", parameter="linked")
-    if several and not linked and keep:
-        raise InvalidParameterError(f"ir-mdav on several attributes releases each column in its own order: kept "
-                                    f"columns {list(keep)} would be linked to nothing (give linked=True, or keep "
-                                    "nothing)", parameter="keep")
+    if keep and method != "record-noise":
+        # beside a group's or block's shared noisy value, a kept column shows who shares it with whom: which
+        # records share a group depends on the protected values, so the attributes would no longer be ε-DP
+        raise InvalidParameterError(f"kept columns {list(keep)} would show which records share a {method} group, "
+                                    "which depends on the protected values; keep columns with record-noise only",
+                                    parameter="keep")
     x = numeric_matrix(table, attributes, "attribute")
     b = check_bounds(attributes, bounds)
     lo, hi = b[:, 0], b[:, 1]
@@ -275,6 +279,13 @@ def _noisy(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, eps_each: float, metho
     if k is None:
         raise InvalidParameterError(f"method {method!r} needs k (the cluster size)", parameter="k")
     k = check_k(k, n)
+    if noise == "staircase" and n // k > 1:
+        # Laplace's density ratio grows with the shift, so the groups' shifts add up to the L1 sensitivity;
+        # the staircase's drops by e^-ε at a step edge however small the shift: every group mean that moves
+        # costs ε, and one record moves up to n/k of them
+        raise InvalidParameterError(f"staircase noise with {method} and {n // k} groups would not be {eps_each * m:g}-DP "
+                                    "(each group mean a record moves costs the whole budget under the staircase); "
+                                    "use laplace noise, or the staircase with record-noise", parameter="noise")
     noisy = np.empty_like(x)
     if method == "fixed-order-blocks":
         if k <= math.sqrt(n):
@@ -310,5 +321,28 @@ def _released(table: pd.DataFrame, attributes: tuple[str, ...], noisy: np.ndarra
 
 def _mechanism(noise: str, epsilon: float, sensitivity: float, rng):
     if noise == "laplace":
-        return Laplace(epsilon=epsilon, sensitivity=sensitivity, rng=rng)
-    return Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma="mean-abs", rng=rng)
+        return Snapped(Laplace(epsilon=epsilon, sensitivity=sensitivity, rng=rng))
+    return Snapped(Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma="mean-abs", rng=rng))
+
+
+def snapping_grid(scale: float) -> float:
+    """Λ, the grid released values are rounded to: the smallest power of two >= the noise scale Δ/ε."""
+    return float(2.0 ** math.ceil(math.log2(scale)))
+
+
+class Snapped:
+    """A mechanism whose outputs are rounded to its grid Λ (Mironov, "On significance of the least
+    significant bits for differential privacy", CCS 2012). In floating point, value + noise is not
+    the exact sum: which doubles can come out depends on the value, and a file holding them at full
+    precision lets an attacker rule a neighbour out with certainty (ε = ∞). Rounded to a power of two
+    no finer than the noise scale (exact in binary: a division, a rounding and a multiplication by
+    powers of two), every grid point near the value can come out of either neighbour; what is left
+    of the leak is the chance that a sum falls within a rounding error of a grid boundary (about
+    2^-52 relative): negligible beside ε. The rounding adds at most Λ/2 ≤ Δ/ε of error."""
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+        self.grid = snapping_grid(mechanism.sensitivity / mechanism.epsilon)
+
+    def randomise(self, values):
+        return np.round(np.asarray(self.mechanism.randomise(values), dtype=float) / self.grid) * self.grid

@@ -42,11 +42,11 @@ def file_epsilon(release: RatioClosenessRelease, back: pd.DataFrame) -> tuple[fl
 
 
 def guarantee(release: RatioClosenessRelease, kept: Sequence[str]) -> str:
-    text = (f"{release.confidential} released as it is; learning a person's class from the QIs changes the odds "
-            f"of any declared bin of {release.confidential} by at most a factor exp(epsilon/2) = {release.t:.4g} "
-            f"(epsilon = {release.epsilon_target:g}: differential privacy with respect to the QIs, not of the "
-            f"file as a whole); every class has at least k = {release.k} records, its QIs released as the class "
-            "centroid")
+    text = (f"{release.confidential} released as it is (anyone who knows the other records reads the last one "
+            f"off the file); learning a person's class from the QIs changes the odds of any *declared* bin of "
+            f"{release.confidential} by at most a factor exp(epsilon/2) = {release.t:.4g} (epsilon = "
+            f"{release.epsilon_target:g}: differential privacy with respect to the QIs on those bins only, not of "
+            f"the file); every class has at least k = {release.k} records, its QIs released as the class centroid")
     return text + (f"; {', '.join(kept)} released as is, without protection" if kept else "")
 
 
@@ -86,6 +86,7 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
                    "row_order": "random (drawn from OS entropy)"},
     }
     audit = {"qi_sse_sst_percent": release.sse_sst, "values_clamped": release.clamped,
+             "single_class_reason": release.single_class_reason,
              "classes": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
              "warnings": list(warnings_raised),
              "input": {"name": input_name(source), "rows": len(original),
@@ -98,11 +99,12 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
             return out
         achieved, n_classes, smallest = file_epsilon(release, back)
         # the report is built after this re-read: it gives the file's own figures
-        body["file"] = {"epsilon_achieved": achieved, "classes": n_classes, "smallest_class": smallest}
+        body["file"] = {"epsilon_on_declared_bins": achieved, "classes": n_classes, "smallest_class": smallest}
         out += [Check(f"{release.k}-anonymity on the QIs", smallest >= release.k,
                       f"{n_classes} classes, the smallest of {smallest} rows"),
                 Check("ratio closeness", achieved <= release.epsilon_target + TOLERANCE,
-                      f"epsilon achieved {achieved:.4g} <= {release.epsilon_target:g}, from the file's classes and bins"),
+                      f"epsilon on the declared bins {achieved:.4g} <= {release.epsilon_target:g}, from the file's "
+                      "classes"),
                 untouched_check(back, as_written, list(release.qi))]
         return out
 

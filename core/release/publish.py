@@ -140,7 +140,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         if audit is not None:
             made.append(audit_temp)
             text = _audit_text(report, audit, target)
-            _io(target, lambda: _write_synced(audit_temp, text))
+            _io(target, lambda: _write_synced(audit_temp, text, mode=0o600))  # the steward's: not for others to read
             report["audit_report"] = {"name": target.audit.name, "mac": audit_mac(text.encode("utf-8"))}
         page = render_report(report, target.report.name)  # before the JSON names the page: no loop
         _io(target, lambda: _write_synced(html_temp, page))
@@ -229,8 +229,9 @@ def _io(target: Target, step: Callable[[], None]) -> None:
                           "previous files are untouched") from None
 
 
-def _write_synced(path: Path, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
+def _write_synced(path: Path, text: str, mode: int = 0o644) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)  # a temporary name: never there before
+    with open(fd, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())

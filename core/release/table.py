@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from microrelease.core.exceptions import OutputError
 from microrelease.core.release.cells import (
     escape_formulas,
     formula_cells,
@@ -29,6 +30,8 @@ def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, 
     run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
     get the table read back and ``released`` as written (escaped if asked), in its original order;
     ``audit``: the data steward's figures, written apart (see :func:`~microrelease.core.release.publish`)."""
+    if Path(out).suffix.lower() in (".parquet", ".pq"):
+        raise OutputError(f"{out}: this release is written as CSV; give a .csv name (nothing was written)")
     target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)
     if escape:
         refuse_formula_headers(released.columns)

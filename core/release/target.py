@@ -210,7 +210,8 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
             raise OutputError(f"{path} changed after {TOOL} wrote it (its checksum differs from its report's); "
                               "it is not overwritten (nothing was written)")
     audit = report.get("audit_report") or {}
-    if target.audit.exists() and (audit.get("name") != target.audit.name or not target.audit.is_file()
+    there = target.audit.exists() or target.audit.is_symlink()  # a dangling link too: the user's
+    if there and (audit.get("name") != target.audit.name or target.audit.is_symlink() or not target.audit.is_file()
                                   or audit_mac(target.audit.read_bytes()) != audit.get("mac")):
         raise OutputError(f"{target.audit} is not the audit its report {target.report.name} names, or changed since "
                           f"{TOOL} wrote it; it is never overwritten (nothing was written)")

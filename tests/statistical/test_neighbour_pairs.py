@@ -76,8 +76,11 @@ PAIRS = {
 TIGHT = NeighbourPair("tight", pd.DataFrame({"A": [0.0, 50, 50, 50]}),
                       pd.DataFrame({"A": [100.0, 50, 50, 50]}), {"A": (0, 100)}, k=4)
 TIGHT_SCALE = 100 / TIGHT.k / TIGHT_EPSILON  # Δ/k over ε, from the paper, not from the code
+# The staircase with a method that releases several group means is refused (a record moves several of
+# them, each costing the whole budget under the staircase): not a case here.
 CASES = [(pair, method, noise)
-         for pair in PAIRS for method in sorted(DP_METHODS) for noise in sorted(MECHANISMS)]
+         for pair in PAIRS for method in sorted(DP_METHODS) for noise in sorted(MECHANISMS)
+         if noise == "laplace" or method == "record-noise"]
 
 
 @functools.cache
@@ -145,7 +148,9 @@ def test_linked_ir_mdav_releases_co_membership():
     records share a group in both attributes is released as is, so the file is not ε-DP as a whole.
     The harness must see it: 4 distinct records for one table, 2 for its neighbour, every run."""
     pair = PAIRS["co-membership"]
-    runs = release_runs(pair, "ir-mdav", "laplace", 40, epsilon=EPSILON, linked=True)
+    # a large ε: the released values are snapped to a grid no finer than the noise, and at ε = 1 two groups'
+    # means often meet on it; at ε = 50 the grid (1/32) is far finer than the means' distance (0.9)
+    runs = release_runs(pair, "ir-mdav", "laplace", 40, epsilon=50.0, linked=True)
     prop = structural_properties(pair, "ir-mdav")["number of distinct records"]
     assert [prop(x) for x in runs.a] == [4] * 40 and [prop(x) for x in runs.b] == [2] * 40
     differences = structure_differences(pair, "ir-mdav", runs.a, runs.b)

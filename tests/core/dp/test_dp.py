@@ -159,22 +159,46 @@ def test_dp_releases_add_the_documented_noise():
         dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="fixed-order-blocks", k=10, rng=0)
     ins = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="fixed-order-blocks", k=100, rng=0)
     assert ins.sensitivity["AGI"] == pytest.approx(len(table) // 100 * 1e5 / 100)  # (n/k)·Δ/k
-    assert ins.released["AGI"].nunique() == len(table) // 100
+    grid = ins.to_dict()["per_attribute"]["AGI"]["output_grid"]
+    assert grid == 16384  # the smallest power of two >= the noise scale 10,000: values snapped to it
+    assert ins.released["AGI"].nunique() <= len(table) // 100 and (ins.released["AGI"] % grid == 0).all()
 
 
-@pytest.mark.parametrize("method, k", [("record-noise", None), ("ir-mdav", 50), ("fixed-order-blocks", 200)])
-def test_every_method_uses_the_noise_it_is_given(method, k):
-    """The mechanism is one parameter for every method (no method name overrides it)."""
+def test_every_method_uses_the_noise_it_is_given_and_the_staircase_only_where_it_is_dp():
+    """The mechanism is one parameter for every method (no method name overrides it). The staircase is
+    refused where one record moves several released means (each costs its whole budget there)."""
     table = census()
     released = {}
     for mechanism in ("laplace", "staircase"):
-        r = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, noise=mechanism, k=k, rng=3)
+        r = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="record-noise", noise=mechanism, rng=3)
         assert r.noise == mechanism and r.to_dict()["noise"] == mechanism
         released[mechanism] = r.released["AGI"].to_numpy()
-    assert not np.allclose(released["laplace"], released["staircase"])  # same seed, other mechanism
+    assert not np.allclose(np.sort(released["laplace"]), np.sort(released["staircase"]))  # same seed, other noise
+    for method, k in (("ir-mdav", 50), ("fixed-order-blocks", 200)):
+        assert dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, k=k, rng=3).noise == "laplace"
+        with pytest.raises(InvalidParameterError, match="staircase noise with .* groups would not be 1-DP") as caught:
+            dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, noise="staircase", k=k)
+        assert caught.value.parameter == "noise"
+    one_group = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="ir-mdav", noise="staircase", k=600)
+    assert one_group.released["AGI"].nunique() == 1  # one mean moved by a record: the staircase is fine
     with pytest.raises(InvalidParameterError, match="'noise' parameter must be one of") as caught:
-        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method=method, noise="gauss", k=k)
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1.0, method="record-noise", noise="gauss")
     assert caught.value.parameter == "noise"
+
+
+def test_released_values_are_snapped_to_a_power_of_two_grid_no_finer_than_the_noise():
+    """value + noise in floating point can only produce certain doubles, which depend on the value: at full
+    precision a neighbour can be ruled out with certainty (Mironov 2012). Released values are multiples of
+    a grid Λ, the smallest power of two >= the noise scale, so no such trace is left."""
+    table = census()
+    for method, k, noise in (("record-noise", None, "laplace"), ("record-noise", None, "staircase"),
+                             ("ir-mdav", 20, "laplace"), ("fixed-order-blocks", 100, "laplace")):
+        r = dp_release(table, ["AGI", "FICA"], bounds=BOUNDS, epsilon=2.0, method=method, k=k, noise=noise)
+        for a, figures in r.to_dict()["per_attribute"].items():
+            grid, scale = figures["output_grid"], figures["noise_scale"]
+            assert scale <= grid < 2 * scale and math.log2(grid).is_integer(), (method, a)
+            values = r.released[a].to_numpy()
+            assert np.array_equal(values, np.round(values / grid) * grid), (method, a)
 
 
 def test_a_huge_epsilon_gives_almost_no_noise_for_every_mechanism():
@@ -228,7 +252,7 @@ def test_a_dp_release_writes_only_the_attributes_unless_told_and_never_an_identi
     assert report["parameters"]["released_without_protection"] == []
     # a column named in keep is written as is, said in the report and warned about
     with pytest.warns(PrivacyWarning, match=r"\['FICA'\] released as is, without protection"):
-        kept = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, keep=["FICA"])
+        kept = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="record-noise", keep=["FICA"])
     report = write_dp_release(kept, table, tmp_path / "kept.csv").data
     written = pd.read_csv(tmp_path / "kept.csv")
     assert sorted(written["FICA"]) == sorted(table["FICA"]) and list(written.columns) == ["AGI", "FICA"]
@@ -236,11 +260,16 @@ def test_a_dp_release_writes_only_the_attributes_unless_told_and_never_an_identi
     assert "FICA released as is, without protection" in report["parameters"]["guarantee"]
     # an identifier is never written, even kept: refused by the release, and by the writer if named there only
     with pytest.raises(InvalidParameterError, match="identifiers are never released") as caught:
-        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, keep=["name"],
+        dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="record-noise", keep=["name"],
                    identifiers=["name"])
     assert caught.value.parameter == "keep"
+    # beside a group's shared noisy value, a kept column would show who is grouped with whom: refused
+    for method in ("ir-mdav", "fixed-order-blocks"):
+        with pytest.raises(InvalidParameterError, match="would show which records share a") as caught:
+            dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method=method, k=20, keep=["FICA"])
+        assert caught.value.parameter == "keep"
     with pytest.warns(PrivacyWarning, match="without protection"):
-        leaky = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="ir-mdav", k=20, keep=["name"])
+        leaky = dp_release(table, ["AGI"], bounds=AGI_BOUNDS, epsilon=1, method="record-noise", keep=["name"])
     with pytest.raises(DataError, match=r"\['name'\] are identifiers and would be written"):
         write_dp_release(leaky, table, tmp_path / "named_late.csv", identifiers=["name"])
     assert not (tmp_path / "named_late.csv").exists()
@@ -371,19 +400,18 @@ def test_prior_refinement_is_epsilon_dp_and_sharper_priors_answer_better():
         PriorRefinement(epsilon=1, edges=edges, prior=[1.0])
 
 
-def test_a_seeded_release_is_undone_by_trying_seeds_which_is_why_a_seed_is_for_tests_only():
-    """What the warning of a seeded run says, shown: the attacker tries seeds until the noise of one
-    turns the release into values inside the declared bounds on a grid the data is known to sit on."""
-    table = pd.DataFrame({"income": np.arange(1, 41) * 1000.0})
-    release = dp_release(table, ["income"], bounds={"income": (0, 50_000)}, epsilon=1.0, method="record-noise", rng=37)
-    assert release.seeded and "anyone who knows the seed can undo it" in release.guarantee
-    noisy = release.released["income"].to_numpy()
-    for seed in range(100):
-        noise = np.random.default_rng(seed).laplace(0.0, release.noise_scale["income"], size=len(noisy))
-        # rows are shuffled from OS entropy, but the noise is drawn in input order: try every pairing
-        # by sorting: the right seed's noise, removed row by row in some order, lands every value on the grid
-        candidates = np.sort(noisy)[:, None] - noise[None, :]
-        on_grid = np.isclose(candidates / 1000, np.round(candidates / 1000), atol=1e-6)
-        if on_grid.any(axis=1).all():
-            break
-    assert seed == 37
+def test_a_seeded_release_is_a_function_of_the_data_which_is_why_a_seed_is_for_tests_only():
+    """What the warning of a seeded run says, shown: whoever knows the seed computes the release each
+    neighbouring table would give and tells them apart with certainty (ε = ∞)."""
+    neighbours = [pd.DataFrame({"income": [v, 50.0, 60.0]}) for v in (10.0, 90.0)]
+
+    def release(table, seed):
+        return dp_release(table, ["income"], bounds={"income": (0, 100)}, epsilon=4.0, method="record-noise", rng=seed)
+
+    for seed in range(20):
+        observed = np.sort(release(neighbours[1], seed).released["income"].to_numpy())
+        assert release(neighbours[1], seed).seeded and "anyone who knows the seed can undo it" in release(
+            neighbours[1], seed).guarantee
+        candidates = [np.array_equal(np.sort(release(t, seed).released["income"].to_numpy()), observed)
+                      for t in neighbours]
+        assert candidates == [False, True]  # the seed's owner knows which table it was, every time

@@ -125,3 +125,25 @@ def test_a_release_without_audit_does_not_leave_an_old_audit_beside_it(tmp_path)
     with pytest.raises(OutputError, match="t.audit.json belongs to the release this one would replace"):
         write_release(dataset, (1,), 2, out, force=True)
     assert audit_path(out).exists() and json.loads(report_path(out).read_text())["kind"] == "differential privacy"
+
+
+def test_the_audit_is_readable_by_its_owner_only_and_a_link_in_its_place_is_never_replaced(tmp_path):
+    out = tmp_path / "dp.csv"
+    dp_to(out)
+    assert audit_path(out).stat().st_mode & 0o777 == 0o600  # beside files meant to travel, it is not one of them
+    other = tmp_path / "o.csv"
+    audit_path(other).symlink_to(tmp_path / "nowhere.json")  # a link of the user's, dangling
+    with pytest.raises(OutputError, match="is not part of a release written by microrelease"):
+        dp_to(other)
+    dp_to(other.with_name("p.csv"))
+    audit_path(other.with_name("p.csv")).unlink()
+    audit_path(other.with_name("p.csv")).symlink_to(tmp_path / "nowhere.json")  # in a release of ours now
+    with pytest.raises(OutputError, match="is not the audit its report p.report.json names"):
+        dp_to(other.with_name("p.csv"), force=True)
+    assert audit_path(other.with_name("p.csv")).is_symlink()
+
+
+def test_an_in_memory_table_release_is_csv_and_says_so_for_another_suffix(tmp_path):
+    with pytest.raises(OutputError, match="written as CSV; give a .csv name"):
+        dp_to(tmp_path / "dp.parquet")
+    assert list(tmp_path.iterdir()) == []
