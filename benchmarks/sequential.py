@@ -1,13 +1,21 @@
-"""Relational + sequential anonymization: time and memory for 2,000 and 20,000 synthetic patients
-(k = 5), each in a fresh process; with the guarantee check and the attack success rate; and the
-claim's literal grouping (one global ranking) against the greedy one on 2,000 patients.
+"""Relational + sequential anonymization at scale, each measurement in a fresh process:
 
-Run: python benchmarks/sequential.py [--sizes 2000,20000] [--k 5]
+1. time (wall and CPU) and peak memory for 2,000, 20,000 and 100,000 generated hospital patients at
+   k = 5, by phase: loading, grouping (sub-quadratic: sketch + k-d tree + exact F), the anonymization
+   (anonymize.py as it is), and the compiled group alignment alone (``align_groups``); with the
+   output check (smallest set sharing both parts) and the utility (codes suppressed, relational NCP);
+2. the growth of the grouping's cost: the quadratic grouping (every remaining entity compared) against
+   the sub-quadratic one on 2,000, 5,000 and 10,000 patients, with the ratio of their within-group F;
+3. two patients of 1,600 visits each: F between them, and their group alignment (compiled; with
+   ``--python-pair`` also the pure-Python alignment, about 3 minutes).
+
+Run: python benchmarks/sequential.py [--sizes 2000,20000,100000] [--exact-sizes 2000,5000,10000] [--k 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import tempfile
 import time
 from pathlib import Path
@@ -16,66 +24,181 @@ from _fresh import in_fresh_process, parse_as_parent
 from _memory import reset_peak, rss_mb
 
 
-def child(task: dict) -> dict:
-    import importlib.util
+def generator():
+    from microrelease.core.data.samples import sample_data_folder
+
+    spec = importlib.util.spec_from_file_location("generate", sample_data_folder("hospital") / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load(folder: Path, every: int = 1):
+    import pandas as pd
+
+    from microrelease.core.sequential.model import load_sequential
+
+    patients = pd.read_csv(folder / "patients.csv", dtype=str, keep_default_na=False).iloc[::every]
+    visits = pd.read_csv(folder / "visits.csv", dtype=str, keep_default_na=False)
+    if every > 1:
+        visits = visits[visits["patient_id"].isin(patients["patient_id"])]
+    return load_sequential(patients[["patient_id", "name", "age", "sex", "zip"]], visits, entity_id="patient_id",
+                           qi=["age", "sex", "zip"], sequence_key="visit_id", order_by="day", code="code",
+                           code_hierarchy=folder / "hospital_hierarchy_code.csv", hierarchy_dir=folder,
+                           identifiers=["name"])
+
+
+class Clock:
+    """Wall and CPU seconds (all threads) of each phase."""
+
+    def __init__(self):
+        self.figures = {}
+
+    def __call__(self, name, fn, *args, **kwargs):
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = fn(*args, **kwargs)
+        self.figures[name] = (time.perf_counter() - wall, time.process_time() - cpu)
+        return out
+
+
+def warm_up(folder: Path) -> None:
+    """Compile (or load from numba's cache) every kernel on a few entities, outside the timings."""
+    from microrelease.core.sequential.anonymize import anonymize_groups
+    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
+    from microrelease.core.sequential.grouping import group_entities
+
+    small = load(folder, every=max(1, len(list(open(folder / "patients.csv"))) // 40))
+    groups = group_entities(CostModel(small), 2)
+    align_groups(small, groups, w_time=1.0, span=time_span(small))
+    anonymize_groups(small, groups, 2)
+
+
+def child_scale(task: dict) -> dict:
+    from microrelease.core.sequential.anonymize import anonymize_groups
+    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
+    from microrelease.core.sequential.grouping import group_entities
+    from microrelease.core.sequential.guarantee import check_release
+
+    folder, k = Path(task["folder"]), task["k"]
+    warm_up(folder)
+    base = reset_peak()
+    clock = Clock()
+    data = clock("load", load, folder)
+    model = CostModel(data)
+    groups = clock("grouping", group_entities, model, k)
+    clock("alignment", align_groups, data, groups, w_time=1.0, span=time_span(data))
+    release = clock("anonymize", anonymize_groups, data, groups, k)
+    peak = rss_mb("VmHWM")
+    shared = clock("check", check_release, release.entities, release.events, entity_id="patient_id", qi=data.qi,
+                   sequence_key="visit_id", order_by="day", code="code")
+    return {"entities": data.n_entities, "events": int(len(data.codes)), "phases": clock.figures, "peak_mb": peak,
+            "base_mb": base, "smallest_shared": int(shared.min()),
+            "suppressed": float(release.suppressed_elements.sum() / len(data.codes)),
+            "relational_ncp": release.relational_loss}
+
+
+def child_exact(task: dict) -> dict:
+    import numpy as np
+
+    from microrelease.core.sequential.cost import CostModel
+    from microrelease.core.sequential.grouping import group_entities
+
+    folder, k = Path(task["folder"]), task["k"]
+    warm_up(folder)
+    model = CostModel(load(folder))
+    clock = Clock()
+    exact = clock("quadratic", group_entities, model, k, candidates=None)
+    sketched = clock("sketched", group_entities, model, k)
+
+    def within(groups):
+        return sum(model.costs_from(a, np.flatnonzero(groups == groups[a])).sum() for a in range(len(groups)))
+
+    return {"entities": model.data.n_entities, "phases": clock.figures, "ratio": within(sketched) / within(exact)}
+
+
+def child_pair(task: dict) -> dict:
+    import numpy as np
+    import pandas as pd
 
     from microrelease.core.data.samples import sample_data_folder
-    from microrelease.core.sequential.guarantee import check_release, subsequence_attack
+    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
     from microrelease.core.sequential.model import load_sequential
-    from microrelease.core.sequential.release import anonymize_sequential
 
     folder = sample_data_folder("hospital")
-    spec = importlib.util.spec_from_file_location("generate", folder / "generate.py")
-    generator = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(generator)
-    with tempfile.TemporaryDirectory() as tmp:
-        generator.write(Path(tmp), task["patients"])
-        data = load_sequential(Path(tmp) / "patients.csv", Path(tmp) / "visits.csv", entity_id="patient_id",
-                               qi=["age", "sex", "zip"], sequence_key="visit_id", order_by="day", code="code",
-                               code_hierarchy=Path(tmp) / "hospital_hierarchy_code.csv", hierarchy_dir=tmp,
-                               identifiers=["name"])
-    anonymize_sequential(load_small(data), 2)  # load the compiled cost function
+    codes = pd.read_csv(folder / "hospital_hierarchy_code.csv", sep=";", header=None)[0].tolist()
+    rng = np.random.default_rng(1)
+    rows = [(p, f"{p}-V{v}", 2 * v + (p == "b"), codes[rng.integers(len(codes))])
+            for p in "ab" for v in range(task["visits"]) for _ in range(rng.integers(1, 6))]
+    data = load_sequential(pd.DataFrame({"patient_id": ["a", "b"], "age": ["30", "31"], "sex": ["F", "F"],
+                                         "zip": ["47600", "47601"]}),
+                           pd.DataFrame(rows, columns=["patient_id", "visit_id", "day", "code"]),
+                           entity_id="patient_id", qi=["age", "sex", "zip"], sequence_key="visit_id", order_by="day",
+                           code="code", code_hierarchy=folder / "hospital_hierarchy_code.csv", hierarchy_dir=folder)
+    warm_up(folder)
+    model, both, span = CostModel(data), np.zeros(2, dtype=np.int64), time_span(data)
     base = reset_peak()
-    t = time.perf_counter()
-    release = anonymize_sequential(data, task["k"], variant=task.get("variant", "greedy"))
-    seconds = time.perf_counter() - t
-    extra = rss_mb("VmHWM") - base
-    shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,
-                           sequence_key="visit_id", order_by="day", code="code")
-    attack = subsequence_attack(data, release.entities, release.events, release.pseudonym, m=2, sample=500)
-    return {"entities": data.n_entities, "events": int(len(data.codes)), "seconds": seconds, "extra_mb": extra,
-            "smallest_shared": int(shared.min()), "attack": attack, "relational_loss": release.relational_loss,
-            "sequence_loss": release.sequence_loss}
+    clock = Clock()
+    clock("F", model.costs_from, 0, np.array([1]))
+    consensus = clock("alignment", align_groups, data, both, w_time=1.0, span=span)
+    out = {"events": int(len(data.codes)), "phases": clock.figures, "extra_mb": rss_mb("VmHWM") - base,
+           "kept_visits": len(consensus.low)}
+    if task["python"]:
+        from microrelease.core.sequential.anonymize import group_consensus
+
+        clock("python alignment", group_consensus, data, [0, 1], 1.0, span)
+    return out
 
 
-def load_small(data):
-    """The first 10 entities of ``data`` (for warming up the compiled code)."""
-    from microrelease.core.sequential.model import SequentialData
+def child(task: dict) -> dict:
+    return {"scale": child_scale, "exact": child_exact, "pair": child_pair}[task["kind"]](task)
 
-    ids = data.entities[data.entity_id].head(10)
-    return SequentialData(data.entities.head(10), data.events[data.events[data.entity_id].isin(ids)],
-                          data.entity_id, data.qi, data.identifiers, data.hierarchies, data.code_hierarchy,
-                          data.sequence_key, data.order_by, data.code)
+
+def seconds(phase) -> str:
+    wall, cpu = phase
+    return f"{wall:7.1f} {cpu:7.1f}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="2000,20000")
+    parser.add_argument("--sizes", default="2000,20000,100000")
+    parser.add_argument("--exact-sizes", default="2000,5000,10000")
     parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--visits", type=int, default=1600)
+    parser.add_argument("--python-pair", action="store_true", help="also time the pure-Python alignment of the pair")
     args = parse_as_parent(parser, child)
     if args is None:
         return
-    print(f"# relational + sequential anonymization, k = {args.k}")
-    print(f"{'variant':<8} {'entities':>9} {'events':>8} {'time s':>8} {'extra MB':>9} {'min shared':>11} {'attack':>7} "
-          f"{'rel. loss':>10} {'seq. loss':>10}")
-    sizes = [int(s) for s in args.sizes.split(",")]
-    # the claim's literal reading (one global ranking) beside the greedy grouping, on the smallest size
-    runs = [("greedy", size) for size in sizes] + [("ranking", sizes[0])]
-    for variant, size in runs:
-        task = {"patients": size, "k": args.k, "variant": variant}
-        r = in_fresh_process(__file__, task)
-        print(f"{variant:<8} {r['entities']:>9,} {r['events']:>8,} {r['seconds']:>8.1f} {r['extra_mb']:>9.0f} "
-              f"{r['smallest_shared']:>11} {r['attack']:>7.3f} {r['relational_loss']:>10.3f} {r['sequence_loss']:>10.3f}")
+    make = generator()
+    with tempfile.TemporaryDirectory() as tmp:
+        def folder(n):
+            path = Path(tmp) / str(n)
+            if not path.exists():
+                make.write(path, n)
+            return str(path)
+
+        print(f"# 1. relational + sequential anonymization, k = {args.k} (seconds: wall, CPU of all threads)")
+        print(f"{'entities':>9} {'events':>9} {'load':>15} {'grouping':>15} {'anonymize':>15} {'align only':>15} "
+              f"{'check':>15} {'peak MB':>8} {'min shared':>10} {'suppressed':>10} {'rel. NCP':>8}")
+        for n in (int(s) for s in args.sizes.split(",")):
+            r = in_fresh_process(__file__, {"kind": "scale", "folder": folder(n), "k": args.k})
+            p = r["phases"]
+            print(f"{r['entities']:>9,} {r['events']:>9,} {seconds(p['load'])} {seconds(p['grouping'])} "
+                  f"{seconds(p['anonymize'])} {seconds(p['alignment'])} {seconds(p['check'])} {r['peak_mb']:>8.0f} "
+                  f"{r['smallest_shared']:>10} {r['suppressed']:>10.1%} {r['relational_ncp']:>8.3f}")
+        print("   (peak MB: the process's resident high-water mark through load, grouping and anonymize)")
+
+        print(f"\n# 2. the grouping's growth, k = {args.k}: quadratic (every remaining entity) vs sub-quadratic")
+        print(f"{'entities':>9} {'quadratic':>15} {'sketched':>15} {'within-group F, sketched/quadratic':>36}")
+        for n in (int(s) for s in args.exact_sizes.split(",")):
+            r = in_fresh_process(__file__, {"kind": "exact", "folder": folder(n), "k": args.k})
+            print(f"{r['entities']:>9,} {seconds(r['phases']['quadratic'])} {seconds(r['phases']['sketched'])} "
+                  f"{r['ratio']:>36.4f}")
+
+    print(f"\n# 3. two patients of {args.visits:,} visits each")
+    r = in_fresh_process(__file__, {"kind": "pair", "visits": args.visits, "python": args.python_pair})
+    for name, phase in r["phases"].items():
+        print(f"{name:<18} {seconds(phase)} s")
+    print(f"{r['events']:,} events; {r['kept_visits']:,} visits kept; extra memory {r['extra_mb']:.0f} MB")
 
 
 if __name__ == "__main__":

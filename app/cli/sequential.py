@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,6 +23,23 @@ from microrelease.core.release import folder_target
 
 NAME = "sequential"
 HELP = "k-anonymize entities with a relational part and visit sequences"
+F = FLAGS
+EPILOG = f"""\
+times ({F["order_by"]}): one kind per column, by this rule (surrounding spaces ignored, blank cells refused):
+  numbers if every cell is a decimal number (inf and nan refused); else ISO dates if every cell is
+  YYYY-MM-DD; else ISO timestamps if every cell is YYYY-MM-DDTHH:MM[:SS[.ffffff]] (T or a space), all
+  with a zone (Z or +HH:MM/-HH:MM, written in UTC) or all without; anything else is refused, naming
+  the column and some of its cells. A released visit's time is the interval FIRST..LAST (one value
+  when they are equal), written exactly: integers as integers, other numbers in their shortest exact
+  form, dates as dates, timestamps in ISO form.
+
+columns: every input column needs a fate, or the run is refused naming it. Entity table: {F["entity_id"]}
+  (pseudonyms), {F["quasi_identifiers"]} (generalized; a blank cell is a value of its own, as for search and release),
+  {F["identifiers"]} (never written), {F["keep"]} (released as is, WITHOUT protection), {F["drop"]} (not released).
+  Event table: {F["entity_id"]}, {F["sequence_key"]}, {F["order_by"]}, {F["code"]}, {F["identifiers"]} or {F["drop"]} (an event
+  column cannot be kept: a value per event would tell the members of a group apart). The report
+  lists each column's fate.
+"""
 
 
 @dataclass(frozen=True)
@@ -39,6 +57,8 @@ class SequentialRequest:
     hierarchy_dir: str | None
     k: int
     variant: str
+    keep: tuple[str, ...]
+    drop: tuple[str, ...]
     weights: Mapping[str, float]  # CostWeights' fields: relational, sequence, time
     relative_time: bool
     output: OutputRequest
@@ -52,23 +72,27 @@ class SequentialRequest:
         weights = {"relational": args.w_relational, "sequence": args.w_sequence, "time": args.w_time}
         return cls(args.entities, args.events, args.entity_id, qi, split(args.identifier), args.sequence_key,
                    args.order_by, args.code, args.code_hierarchy, pairs(args.hierarchy, FLAGS["hierarchies"]),
-                   args.hierarchy_dir, args.k, args.variant, weights, args.relative_time,
-                   OutputRequest.from_args(args), args.quiet)
+                   args.hierarchy_dir, args.k, args.variant, split(args.keep), split(args.drop), weights,
+                   args.relative_time, OutputRequest.from_args(args), args.quiet)
 
 
 Request = SequentialRequest  # what main() parses the Namespace into, once
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class, p.epilog = argparse.RawDescriptionHelpFormatter, EPILOG
     p.add_argument("entities", help="entity table (CSV): one row per entity")
     p.add_argument("events", help="event table (CSV): one row per element (entity id, sequence, time, code)")
     p.add_argument("--entity-id", required=True, help="the entity id column (in both tables)")
     p.add_argument("--qi", required=True, help="relational quasi-identifiers A,B,...")
     p.add_argument("--identifier", default="", help="direct identifiers: never written")
     p.add_argument("--sequence-key", required=True, help="the column grouping events into sequences (visits)")
-    p.add_argument("--order-by", required=True, help="the time (or order) column of the events")
+    p.add_argument("--order-by", required=True, help="the time column of the events: numbers, ISO dates or ISO "
+                                                     "timestamps (the rule is below)")
     p.add_argument("--code", required=True, help="the code column of the events")
     p.add_argument("--code-hierarchy", required=True, help="ARX hierarchy of the codes")
+    p.add_argument("--keep", default="", help="entity columns C,D released as they are, WITHOUT protection")
+    p.add_argument("--drop", default="", help="columns C,D of either table that are not released")
     add_hierarchy_options(p)
     p.add_argument("--k", type=int, required=True)
     p.add_argument("--variant", default="greedy", choices=["greedy", "ranking"], help="grouping (see the docs)")
@@ -87,6 +111,7 @@ def run(request: SequentialRequest) -> int:
     from microrelease.core.sequential.release import anonymize_sequential, write_sequential
 
     output = request.output
+    weights = CostWeights(**request.weights)  # refused before any work, not after
     protected = protected_paths([request.entities, request.events, *request.hierarchies.values(),
                                  request.code_hierarchy], request.hierarchy_dir, request.qi)
     folder_target(output.path, ("entities.csv", "events.csv"), protected=protected, force=output.force)
@@ -98,18 +123,18 @@ def run(request: SequentialRequest) -> int:
     data = load_sequential(entities, events, entity_id=request.entity_id, qi=list(request.qi),
                            sequence_key=request.sequence_key, order_by=request.order_by, code=request.code,
                            code_hierarchy=request.code_hierarchy, hierarchies=dict(request.hierarchies),
-                           hierarchy_dir=request.hierarchy_dir, identifiers=list(request.identifiers))
-    weights = CostWeights(**request.weights)
+                           hierarchy_dir=request.hierarchy_dir, identifiers=list(request.identifiers),
+                           keep=list(request.keep), drop=list(request.drop))
+    if request.keep:
+        print(f"microrelease: warning: {list(request.keep)} released as is, without protection", file=sys.stderr)
     with progress_bar("grouping entities", request.quiet) as bar:
         release = anonymize_sequential(data, request.k, weights=weights, variant=request.variant,
                                        relative_time=request.relative_time, progress=bar)
-    published = write_sequential(release, data, output.path, parameters={"variant": request.variant,
-                                                                         "weights": vars(weights)},
-                                 force=output.force, protected=protected, escape=output.escape_formulas,
-                                 inputs=[request.entities, request.events])
+    parameters = {"variant": request.variant, "weights": vars(weights)}
+    published = write_sequential(release, data, output.path, parameters=parameters, force=output.force,
+                                 protected=protected, escape=output.escape_formulas,
+                                 inputs=[request.entities, request.events], relative_time=request.relative_time)
     report = published.data
     return finish(published, output, f"wrote {report['output']['entities']} entities and "
                                      f"{report['output']['events']} events to {output.path}; every entity shares "
-                                     f"both parts with >= {report['check']['smallest_shared_set'] - 1} others; "
-                                     f"attack success {float(report['attack']['success_rate']):.3f} "
-                                     f"(1/k = {1 / request.k:.3f})")
+                                     f"both parts with >= {report['check']['smallest_shared_set'] - 1} others")

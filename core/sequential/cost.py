@@ -12,13 +12,20 @@ F(a, b) = w_R · relational loss + w_S · sequence loss, both in [0, 1]:
   w_T · |t_A − t_B| / (time span of the data) (generalizing both times to one interval); an unmatched
   visit costs its codes plus w_T.
 
-Defaults w_R = w_S = ½, w_T = 1. The alignment runs compiled (numba), one entity against many.
+Defaults w_R = w_S = ½, w_T = 1. Everything runs compiled (numba, in
+:mod:`~microrelease.core.sequential.cost_kernels`, on up to two threads): :class:`CostModel` gives F
+from one entity to many, :func:`align_groups` the alignment of every group's members (the
+anonymization's consensus). Both read a hierarchy as per-level tables, never a ground × ground matrix,
+so memory grows with the number of codes, not its square. :func:`sequence_cost` and :func:`costs_from`
+are the same F on dense NCP matrices (from :func:`ncp_matrix`), for small hierarchies.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numba as nb
@@ -26,6 +33,8 @@ import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
+from microrelease.core.sequential import cost_kernels as kernels
+from microrelease.core.validation import check_int
 
 
 def node_ncp(h: Hierarchy) -> list[np.ndarray]:
@@ -121,13 +130,15 @@ def sequence_cost(visit_ptr, code_ptr, codes, times, ncp, a, b, w_time, span):
     return prev[lb] / total if total > 0 else 0.0
 
 
-@nb.njit(cache=True, nogil=True, parallel=True)
+@nb.njit(cache=True, nogil=True)
 def costs_from(a, candidates, qi_codes, qi_ncp, visit_ptr, code_ptr, codes, times, code_ncp,
                w_rel, w_seq, w_time, span):
-    """F(a, c) for every c in ``candidates`` (``qi_ncp``: the QIs' NCP matrices, zero-padded, stacked)."""
+    """F(a, c) for every c in ``candidates`` (``qi_ncp``: the QIs' NCP matrices, zero-padded, stacked).
+    One thread: numba's OpenMP threads spin while waiting, which on a busy 2-core machine slowed a
+    call 10-600 fold; :class:`CostModel` splits its work over its own threads instead."""
     out = np.empty(len(candidates))
     m = qi_codes.shape[1]
-    for t in nb.prange(len(candidates)):
+    for t in range(len(candidates)):
         c = candidates[t]
         rel = 0.0
         for q in range(m):
@@ -138,22 +149,147 @@ def costs_from(a, candidates, qi_codes, qi_ncp, visit_ptr, code_ptr, codes, time
     return out
 
 
-class CostModel:
-    """F over one :class:`~microrelease.core.sequential.model.SequentialData` (see the module docstring)."""
+def hierarchy_tables(h: Hierarchy, apart: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' form of a hierarchy: ``hcodes[j, u]`` (the node at level j above ground value u)
+    and ``tab[j, node]`` (its NCP), plus one level above the top where values that never meet (in a
+    height-0 hierarchy) meet at cost ``apart``: 1 for F, as in :func:`ncp_matrix`; infinite for the
+    anonymization, which cannot release such a pair as one value."""
+    depth, n = h.codes.shape
+    hcodes = np.zeros((depth + 1, n), dtype=np.int64)
+    hcodes[:depth] = h.codes
+    ncp = node_ncp(h)
+    tab = np.zeros((depth + 1, max(len(t) for t in ncp)))
+    for level, table in enumerate(ncp):
+        tab[level, :len(table)] = table
+    tab[depth, 0] = apart if n > 1 else 0.0
+    return hcodes, tab
 
-    def __init__(self, data, weights: CostWeights = CostWeights()):
+
+def stacked_tables(hierarchies) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`hierarchy_tables` of several hierarchies, zero-padded to one shape and stacked (a padded
+    level is one node with NCP 1, like the level above the top)."""
+    tables = [hierarchy_tables(h) for h in hierarchies]
+    depth = max([c.shape[0] for c, _ in tables], default=1)
+    width = max([c.shape[1] for c, _ in tables], default=1)
+    nodes = max([t.shape[1] for _, t in tables], default=1)
+    hcodes = np.zeros((len(tables), depth, width), dtype=np.int64)
+    tab = np.zeros((len(tables), depth, nodes))
+    for q, (c, t) in enumerate(tables):
+        hcodes[q, :len(c), :c.shape[1]] = c
+        tab[q, :len(t), :t.shape[1]] = t
+        tab[q, len(t):, 0] = t[-1, 0]
+    return hcodes, tab
+
+
+def time_span(data) -> float:
+    """The width that time differences are divided by: last visit − first visit (1 if they are equal)."""
+    times = data.visit_time
+    return float(times.max() - times.min()) if len(times) and times.max() > times.min() else 1.0
+
+
+def thread_count(workers: int | None) -> int:
+    """``workers`` checked (an int >= 1), or up to 2 cores by default."""
+    return max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
+
+
+def in_threads(n: int, workers: int, fn, pieces: int | None = None) -> None:
+    """fn(lo, hi) over contiguous slices of range(n) (``pieces`` of them, default one per worker) on
+    ``workers`` threads: fn calls compiled kernels that release the GIL."""
+    pieces = max(1, min(n, pieces or workers))
+    bounds = np.linspace(0, n, pieces + 1).astype(np.int64)
+    if workers == 1 or pieces == 1:
+        for i in range(pieces):
+            fn(int(bounds[i]), int(bounds[i + 1]))
+        return
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda i: fn(int(bounds[i]), int(bounds[i + 1])), range(pieces)))
+
+
+class CostModel:
+    """F over one :class:`~microrelease.core.sequential.model.SequentialData` (see the module docstring);
+    ``workers``: threads (default: up to 2 cores)."""
+
+    PARALLEL_FROM = 4096  # fewer candidates are compared on the calling thread
+
+    def __init__(self, data, weights: CostWeights = CostWeights(), *, workers: int | None = None):
         self.data, self.weights = data, weights
-        mats = [ncp_matrix(h) for h in data.hierarchies]
-        size = max([len(m) for m in mats], default=1)
-        self.qi_ncp = np.zeros((max(len(mats), 1), size, size))
-        for q, m in enumerate(mats):
-            self.qi_ncp[q, :len(m), :len(m)] = m
-        self.code_ncp = ncp_matrix(data.code_hierarchy)
-        times = data.visit_time
-        self.span = float(times.max() - times.min()) if len(times) and times.max() > times.min() else 1.0
+        self.workers = thread_count(workers)
+        self.qi_hcodes, self.qi_tab = stacked_tables(data.hierarchies)
+        self.hcodes, self.tab = hierarchy_tables(data.code_hierarchy)
+        self.span = time_span(data)
+        self.width = kernels.scratch_for(data.visit_ptr, data.code_ptr).shape[1]
+
+    def _arrays(self) -> tuple:
+        d, w = self.data, self.weights
+        return (d.qi_codes, self.qi_hcodes, self.qi_tab, d.visit_ptr, d.code_ptr, d.codes, d.visit_time, self.hcodes,
+                self.tab, w.relational, w.sequence, w.time, self.span, self.width)
 
     def costs_from(self, a: int, candidates: np.ndarray) -> np.ndarray:
-        d, w = self.data, self.weights
-        return costs_from(int(a), np.asarray(candidates, dtype=np.int64), d.qi_codes, self.qi_ncp, d.visit_ptr,
-                          d.code_ptr, d.codes, d.visit_time, self.code_ncp, w.relational, w.sequence, w.time,
-                          self.span)
+        """F(a, c) for every entity c in ``candidates``."""
+        candidates, arrays = np.asarray(candidates, dtype=np.int64), self._arrays()
+        if len(candidates) < self.PARALLEL_FROM:
+            return kernels.costs_from_tables(int(a), candidates, *arrays)
+        out = np.empty(len(candidates))
+
+        def part(lo, hi):
+            out[lo:hi] = kernels.costs_from_tables(int(a), candidates[lo:hi], *arrays)
+
+        in_threads(len(candidates), self.workers, part)
+        return out
+
+    def add_costs(self, anchors: np.ndarray, total: np.ndarray) -> None:
+        """total[e] += F(a, e) for every anchor a and every entity e."""
+        anchors, arrays = np.asarray(anchors, dtype=np.int64), self._arrays()
+        in_threads(len(total), self.workers, lambda lo, hi: kernels.add_costs(anchors, lo, hi, total, *arrays))
+
+
+@dataclass(frozen=True, eq=False)
+class GroupConsensus:
+    """Every group's consensus history as CSR arrays: group g's visits are ``group_ptr[g]:group_ptr[g+1]``;
+    visit v spans the exact times [``low[v]``, ``high[v]``] (values of ``SequentialData.times``) and holds
+    the codes ``code_ptr[v]:code_ptr[v+1]``; code c is the node at ``level[c]`` of the code hierarchy above
+    the ground code ``rep[c]``."""
+
+    group_ptr: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    code_ptr: np.ndarray
+    level: np.ndarray
+    rep: np.ndarray
+
+
+def align_groups(data, groups: np.ndarray, *, w_time: float, span: float, step_bytes: int = kernels.STEP_BYTES,
+                 workers: int | None = None) -> GroupConsensus:
+    """The consensus of every group (``groups``: the group number 0..G−1 of every entity, as
+    :func:`~microrelease.core.sequential.grouping.group_entities` returns), compiled, on ``workers``
+    threads (default: up to 2 cores).
+
+    The member with fewest codes (ties: input order) gives the starting consensus, each visit spanning
+    its events' times; every further member in that order is aligned to it: a step matches one
+    consensus visit with one or two consecutive member visits, or two consensus visits with one
+    member visit (ties: in that order, then dropping a consensus visit, then a member's; within 1e-9),
+    at the cost of the codes' edit distance (substitution NCP of the common ancestor, an unmatched
+    code 1) + w_T · (widening of the interval / ``span`` + visits merged); dropping a visit costs its
+    codes + w_T. Matched codes rise to their lowest common ancestor and a run's interval covers all its
+    visits; unmatched visits and codes are dropped. ``step_bytes``: the largest trace-back table kept
+    whole (one byte per pair of visits); a larger one is rebuilt in blocks, in O(√N·M) memory."""
+    groups = np.asarray(groups, dtype=np.int64)
+    members = np.argsort(groups, kind="stable")  # input order within each group
+    group_ptr = np.searchsorted(groups[members], np.arange(int(groups.max(initial=-1)) + 2))
+    hcodes, tab = hierarchy_tables(data.code_hierarchy, apart=np.inf)
+    vcap, ccap = kernels.consensus_caps(group_ptr, members, data.visit_ptr, data.code_ptr)
+    times, codes = data.times, data.codes.astype(np.int64)
+    low, high, vlen = np.empty(vcap[-1], dtype=times.dtype), np.empty(vcap[-1], dtype=times.dtype), np.empty(
+        vcap[-1], dtype=np.int64)
+    level, rep = np.empty(ccap[-1], dtype=np.int64), np.empty(ccap[-1], dtype=np.int64)
+    n_groups = len(group_ptr) - 1
+    nv, nc = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
+
+    def part(g0, g1):  # each group writes only its own room: threads never share a cell
+        kernels.consensus_slots(g0, g1, group_ptr, members, data.visit_ptr, data.code_ptr, codes, times, hcodes,
+                                tab, float(w_time), float(span), int(step_bytes), vcap, ccap, low, high, vlen, level,
+                                rep, nv, nc)
+
+    workers = thread_count(workers)
+    in_threads(n_groups, workers, part, pieces=8 * workers)  # small pieces: groups differ in cost
+    return GroupConsensus(*kernels.consensus_compact(vcap, ccap, low, high, vlen, level, rep, nv, nc))

@@ -2,7 +2,9 @@
 
 :func:`anonymize_sequential`: cost model -> grouping -> group anonymization. :func:`write_sequential`
 writes ``entities.csv``, ``events.csv`` and ``report.json`` into a folder, after checking the written
-files alone (every entity shares both parts with at least k − 1 others; no identifier column).
+files alone (every entity shares both parts with at least k − 1 others; no identifier column). The
+attackers' success before and after (:mod:`microrelease.core.sequential.guarantee`) is measured with
+the original data, so it goes to the data steward's ``audit.json``, never the report.
 """
 
 from __future__ import annotations
@@ -20,9 +22,21 @@ from microrelease.core.release.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
-from microrelease.core.sequential.guarantee import check_release, subsequence_attack
+from microrelease.core.sequential.guarantee import (
+    ATTACKER_TEXT,
+    attack_figures,
+    check_release,
+    released_records,
+)
 from microrelease.core.sequential.model import SequentialData
 from microrelease.core.validation import check_k
+
+ATTACK_MODEL = ("the attacker knows a target's original QIs and some of its original codes (or its whole history "
+                "with times), knows that values are generalized, elements suppressed, visits merged and order "
+                "kept, and picks at random among the consistent released records that need the fewest "
+                "suppressions of what it knows, then the fewest generalization levels; success = 1/candidates "
+                "when the target is among them, the mean over targets (before: against the input; after: "
+                "against the written files); see microrelease.core.sequential.guarantee")
 
 
 def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights | None = None,
@@ -40,14 +54,18 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
 
 
 def write_sequential(release: SequentialRelease, data: SequentialData, outdir: str | Path, *,
-                     attack_m: int = 2, parameters: dict | None = None, force: bool = False,
+                     parameters: dict | None = None, force: bool = False,
                      protected: Sequence[str | Path] = (), escape: bool = False,
-                     inputs: Sequence[str | Path] = ()) -> Published:
+                     inputs: Sequence[str | Path] = (), relative_time: bool = False,
+                     attack_sample: int | None = 2000) -> Published:
     """Write the anonymized tables and the report (see the module docstring) through the one release
     path: into a new or empty folder (or over a previous release there, with ``force``), rows of both
     tables in random order, the report last. ``inputs``: the input files, named in the report with
-    their checksums (and protected)."""
+    their checksums (and protected). ``relative_time``: as the release was made with (its visits then
+    show ranks, so the attacker learns no times). ``attack_sample``: how many entities are attacked
+    (None: all)."""
     target = folder_target(outdir, ("entities.csv", "events.csv"), protected=[*inputs, *protected], force=force)
+    intervals = None if relative_time else release.intervals  # times in memory, not parsed from the text
     entities = shuffled(release.entities)
     # Events stay in their entity's order (the order of codes in a visit is data); the entities'
     # blocks come in an order of their own, drawn at random like the entity table's.
@@ -79,27 +97,35 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
         ]
         found = {f"entities.csv:{c}": v for c, v in formula_cells(ents).items()}
         found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
-        attack = subsequence_attack(data, ents, evs, release.pseudonym, m=attack_m)
         verified = with_formula_check(checks, found, escape, [*ents.columns, *evs.columns])
-        # the attack's success is measured with the original histories: the data steward's figure
-        attack_facts = {"attack": {"codes_known": attack_m, "success_rate": round(attack, 6),
-                                   "bound_1_over_k": 1 / release.k}}
-        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}}, attack_facts)
+        # codes and QIs as written, times from memory
+        released = released_records(data, ents, evs, intervals)
+        figures = attack_figures(data, released, release.pseudonym, sample=attack_sample)
+        attack = {"model": ATTACK_MODEL, "targets": min(attack_sample or data.n_entities, data.n_entities),
+                  "bound_1_over_k": 1 / release.k,
+                  "times": "ranks only: unknown to the attacker" if relative_time
+                  else "the released intervals",
+                  "attackers": {name: {"knows": ATTACKER_TEXT[name], **f} for name, f in figures.items()}}
+        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
+                        {"attack": attack})
 
     sizes = np.bincount(release.groups)
     body = {
         "kind": "relational + sequential",
         "parameters": {"k": release.k, "qi": list(data.qi), "identifiers_dropped": list(data.identifiers),
                        "pseudonyms": "drawn from OS entropy (never seeded)", "seeded": False,
-                       **dict(parameters or {})},
+                       "relative_time": relative_time, "columns": release.columns, **dict(parameters or {})},
+        # how many events the input had (and so how many were suppressed) is the steward's: see the audit
         "counts": {"input_entities": data.n_entities, "released_entities": len(entities),
-                   "input_events": int(len(data.codes)), "released_events": len(events),
-                   "suppressed_elements": int(release.suppressed_elements.sum())},
+                   "released_events": len(events)},
         "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
         "input": [{"name": Path(p).name} for p in inputs],
         "output": {"entities": len(entities), "events": len(events), "row_order": "random (drawn from OS entropy)"},
     }
     # computed with the original data: the data steward's, not for publication
-    audit = {"seeded": False, "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
+    audit = {"seeded": False,
+             "counts": {"input_events": int(len(data.codes)), "suppressed_elements": int(release.suppressed_elements.sum())},
+             "missing_qi_values": data.missing_counts,
+             "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
              "input": [{"name": Path(p).name, "checksum": file_checksum(p)} for p in inputs]}
     return publish(target, write, verify, body, audit=audit)

@@ -46,7 +46,7 @@ def sequential(out, *extra) -> list[str]:
     h = HOSPITAL
     return ["sequential", str(h / "patients.csv"), str(h / "visits.csv"), "--entity-id", "patient_id",
             "--qi", "age,sex,zip", "--identifier", "name", "--sequence-key", "visit_id", "--order-by", "day",
-            "--code", "code", "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"), "--hierarchy-dir", str(h),
+            "--code", "code", "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"), "--hierarchy-dir", str(h), "--drop", "cost",
             "--k", "5", "-o", str(out), *extra]
 
 

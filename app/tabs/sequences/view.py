@@ -1,4 +1,4 @@
-"""The relational + sequential tab: losses, patients before/after, and the attack against k."""
+"""The relational + sequential tab: losses, patients before/after, and the three attackers against k."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import panel as pn
 import param
 
 from microrelease.app.style import BOUND, CANVAS, MARKER
-from microrelease.app.tabs.sequences.state import SequencesState, attack_curves
+from microrelease.app.tabs.sequences.state import BEFORE, BOTH, SequencesState, attack_curves
+from microrelease.app.text import tabulator_titles
 
 
 def summary_text(s: SequencesState) -> str:
@@ -16,7 +17,15 @@ def summary_text(s: SequencesState) -> str:
             f"history with at least **{f['shared'] - 1}** others; relational loss (NCP) **{f['relational_loss']:.3f}**, "
             f"sequence loss **{f['sequence_loss']:.3f}** ({f['suppressed_codes']} codes "
             f"suppressed); an attacker knowing the QIs and 2 codes in order succeeds with probability "
-            f"**{f['attack']:.3f}** (1/k = {1 / s.k:.3f}).")
+            f"**{f['attack']:.3f}**, one knowing the whole history with times **{f['full_knowledge']:.3f}** "
+            f"(1/k = {1 / s.k:.3f}).")
+
+
+ATTACKERS_NOTE = ("Each attacker knows a patient's original QIs and codes, knows that the release generalizes, "
+                  "suppresses and merges, and picks at random among the released patients that fit what it knows "
+                  "with the least loss; success is the chance it picks the right one, averaged over all patients. "
+                  "*Before*: against the original data. Whatever the attacker knows, the release of both parts "
+                  "keeps it at or below 1/k.")
 
 
 class SequencesView(pn.viewable.Viewer):
@@ -31,6 +40,15 @@ class SequencesView(pn.viewable.Viewer):
         return pn.pane.Markdown(summary_text(self.state), css_classes=["seq-summary"], sizing_mode="stretch_width")
 
     @param.depends("state.k")
+    def attackers(self):
+        table = self.state.attackers()
+        numbers = [c for c in table.columns if c != "attacker"]
+        table[numbers] = table[numbers].map(lambda v: f"{v:.3f}")  # one format for every figure
+        return pn.widgets.Tabulator(table, disabled=True, show_index=False, layout="fit_data_stretch",
+                                    titles=tabulator_titles(table), sizing_mode="stretch_width",
+                                    css_classes=["seq-attackers"])
+
+    @param.depends("state.k")
     def timelines(self):
         return pn.widgets.Tabulator(self.state.timelines(), disabled=True, show_index=False, layout="fit_data_stretch",
                                     sizing_mode="stretch_width", css_classes=["seq-timelines"])
@@ -38,12 +56,15 @@ class SequencesView(pn.viewable.Viewer):
     @param.depends("state.k")
     def attack_plot(self):
         data = attack_curves()
-        curves = [hv.Curve(rows, "k", "attack", label=name).opts(line_width=2)
-                  for name, rows in data.groupby("protection", sort=False)]
-        bound = hv.Curve(data[data["protection"] == "both parts"], "k", "bound", label="1/k").opts(**BOUND)
+        curves = [hv.Curve(rows, "k", BOTH, label=name).opts(line_width=2)
+                  for name, rows in data.groupby("attacker", sort=False)]
+        bound = hv.Curve(data.drop_duplicates("k"), "k", "1/k", label="1/k").opts(**BOUND)
+        low, high = f"{data[BEFORE].min():.2f}", f"{data[BEFORE].max():.2f}"
+        before = low if low == high else f"{low} to {high}"
         return hv.Overlay([*curves, bound, hv.VLine(self.state.k).opts(**MARKER)]).opts(
-            title="Attack success: QIs + 2 codes in order", ylabel="success probability", responsive=True,
-            height=280, legend_position="right", shared_axes=False, framewise=True, backend_opts=CANVAS)
+            title=f"Attack success after protecting both parts (before: {before})", ylabel="success probability",
+            responsive=True, height=280, legend_position="right", shared_axes=False, framewise=True,
+            backend_opts=CANVAS)
 
     def __panel__(self):
         return pn.Column(
@@ -51,6 +72,7 @@ class SequencesView(pn.viewable.Viewer):
             pn.pane.Markdown("Patients are grouped by a cost over both parts; in each group the QIs are generalized "
                              "to a common level and the visit histories aligned and generalized until identical. "
                              "Protecting the relational part alone leaves the visit codes to single people out."),
-            self.k, self.summary, self.attack_plot, "**Patients before and after**", self.timelines,
+            self.k, self.summary, "**Three attackers at this k**", pn.pane.Markdown(ATTACKERS_NOTE),
+            self.attackers, self.attack_plot, "**Patients before and after**", self.timelines,
             sizing_mode="stretch_width",
         )

@@ -1,0 +1,404 @@
+"""Compiled kernels of the two-level alignment (the definitions are in
+:mod:`microrelease.core.sequential.cost`; the pure-Python oracles they are tested against live in
+tests/core/sequential/test_scale.py).
+
+A hierarchy enters as two tables instead of a ground × ground matrix (which would take 40 GB for the
+70,000 codes of ICD-10): ``hcodes[j, u]``, the node at level j above ground value u, and
+``tab[j, node]``, that node's NCP; above the top, one more level where values that never meet do, at a
+cost the caller sets. The lowest common ancestor of a node (level, rep) and a ground value u is found
+by walking up from the node's level until u's ancestor is the same node.
+
+Memory: F keeps two rows of each dynamic-programming table. The alignment that the anonymization
+needs (which visits and codes are matched) keeps one byte per cell of the visit table for the
+trace-back up to ``step_bytes``; beyond, it keeps two rows every s = √rows rows and rebuilds one block
+of s rows at a time while tracing back (twice the work, O(√N·M) memory instead of O(N·M)).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+RTOL, ATOL = 1e-5, 1e-8  # numpy.isclose's defaults: the codes' trace-back tie rule, as in the Python alignment
+SLACK = 1e-9  # the visits' tie rule: the first move within SLACK of the best
+STEP_BYTES = 1 << 26  # the default step_bytes: larger visit tables are traced back in blocks (merge_member)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def _close(a, b):
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= ATOL + RTOL * abs(b)
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def lca_level(hcodes, level, rep, u):
+    """The level of the lowest common ancestor of node (level, rep's ancestor) and ground value u."""
+    j, top = level, hcodes.shape[0] - 1
+    while j < top and hcodes[j, rep] != hcodes[j, u]:
+        j += 1
+    return j
+
+
+@nb.njit(cache=True, nogil=True, inline="always")
+def node_cost(hcodes, tab, level, rep, u):
+    j = lca_level(hcodes, level, rep, u)
+    return tab[j, hcodes[j, rep]]
+
+
+# --- F: the cost between two entities (two rows per table) ---------------------------------------------
+
+@nb.njit(cache=True, nogil=True)
+def _codes_cost(codes, a0, a1, b0, b1, hcodes, tab, prev, cur):
+    """Edit distance of codes[a0:a1] and codes[b0:b1]: substitution NCP(LCA), insertion/deletion 1."""
+    lb = b1 - b0
+    for j in range(lb + 1):
+        prev[j] = j
+    for i in range(1, a1 - a0 + 1):
+        cur[0] = i
+        u = codes[a0 + i - 1]
+        for j in range(1, lb + 1):
+            best = prev[j] + 1.0
+            if cur[j - 1] + 1.0 < best:
+                best = cur[j - 1] + 1.0
+            sub = prev[j - 1] + node_cost(hcodes, tab, 0, u, codes[b0 + j - 1])
+            if sub < best:
+                best = sub
+            cur[j] = best
+        prev, cur = cur, prev
+    return prev[lb]
+
+
+@nb.njit(cache=True, nogil=True)
+def scratch_for(visit_ptr, code_ptr):
+    """Work rows for :func:`pair_sequence_cost`: 4 × (most visits of an entity, or codes of a visit, + 1)."""
+    width = 1
+    for e in range(len(visit_ptr) - 1):
+        width = max(width, visit_ptr[e + 1] - visit_ptr[e])
+    for v in range(len(code_ptr) - 1):
+        width = max(width, code_ptr[v + 1] - code_ptr[v])
+    return np.empty((4, width + 1))
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_sequence_cost(visit_ptr, code_ptr, codes, times, hcodes, tab, a, b, w_time, span, scratch):
+    """The sequence loss of entities a and b in [0, 1] (alignment / cost of suppressing both);
+    ``scratch`` from :func:`scratch_for` (one per thread)."""
+    va0, vb0 = visit_ptr[a], visit_ptr[b]
+    la, lb = visit_ptr[a + 1] - va0, visit_ptr[b + 1] - vb0
+    prev, cur, cp, cc = scratch[0], scratch[1], scratch[2], scratch[3]
+    prev[0] = 0.0
+    for j in range(1, lb + 1):
+        v = vb0 + j - 1
+        prev[j] = prev[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+    total = prev[lb]
+    for i in range(1, la + 1):
+        u = va0 + i - 1
+        drop_u = (code_ptr[u + 1] - code_ptr[u]) + w_time
+        total += drop_u
+        cur[0] = prev[0] + drop_u
+        for j in range(1, lb + 1):
+            v = vb0 + j - 1
+            best = prev[j] + drop_u
+            left = cur[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+            if left < best:
+                best = left
+            sub = prev[j - 1] + _codes_cost(codes, code_ptr[u], code_ptr[u + 1], code_ptr[v], code_ptr[v + 1],
+                                            hcodes, tab, cp, cc) + w_time * abs(times[u] - times[v]) / span
+            if sub < best:
+                best = sub
+            cur[j] = best
+        prev, cur = cur, prev
+    return prev[lb] / total if total > 0 else 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def pair_cost(a, c, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes, tab,
+              w_rel, w_seq, w_time, span, scratch):
+    """F(a, c) = w_R · mean QI NCP(LCA) + w_S · sequence loss."""
+    m = qi_codes.shape[1]
+    rel = 0.0
+    for q in range(m):
+        rel += node_cost(qi_hcodes[q], qi_tab[q], 0, qi_codes[a, q], qi_codes[c, q])
+    rel = rel / m if m else 0.0
+    seq = 0.0
+    if w_seq > 0:
+        seq = pair_sequence_cost(visit_ptr, code_ptr, codes, times, hcodes, tab, a, c, w_time, span, scratch)
+    return w_rel * rel + w_seq * seq
+
+
+@nb.njit(cache=True, nogil=True)
+def costs_from_tables(a, candidates, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes,
+                      tab, w_rel, w_seq, w_time, span, width):
+    """F(a, c) for every c in ``candidates`` (``width``: the scratch rows' length, see :func:`scratch_for`)."""
+    out = np.empty(len(candidates))
+    scratch = np.empty((4, width))
+    for t in range(len(candidates)):
+        out[t] = pair_cost(a, candidates[t], qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times,
+                           hcodes, tab, w_rel, w_seq, w_time, span, scratch)
+    return out
+
+
+@nb.njit(cache=True, nogil=True)
+def add_costs(anchors, lo, hi, out, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes, tab,
+              w_rel, w_seq, w_time, span, width):
+    """out[e] += F(a, e) for every anchor a (in their order), for e in lo:hi."""
+    scratch = np.empty((4, width))
+    for e in range(lo, hi):
+        for a in anchors:
+            out[e] += pair_cost(a, e, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes, tab,
+                                w_rel, w_seq, w_time, span, scratch)
+
+
+# --- the alignment of a group: consensus against one member, with its trace-back -------------------------
+# The consensus is CSR: visit u spans [c_low[u], c_high[u]] (exact times, the input's dtype) and holds
+# the codes c_ptr[u]:c_ptr[u+1], each a node (c_level, c_rep: its level and a ground code under it).
+# A step of the visit alignment makes a run of consecutive consensus visits and member visits one
+# visit: MOVES (1, 1), (1, 2), (2, 1); or drops a consensus visit (1, 0) or a member visit (0, 1).
+
+MOVES = ((1, 1), (1, 2), (2, 1), (1, 0), (0, 1))  # in tie order
+
+
+@nb.njit(cache=True, nogil=True)
+def _node_codes_cost(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab, prev, cur):
+    """Edit distance of consensus codes c0:c1 (nodes) and member codes b0:b1 (ground values), two rows."""
+    lb = b1 - b0
+    for j in range(lb + 1):
+        prev[j] = j
+    for i in range(1, c1 - c0 + 1):
+        cur[0] = i
+        lv, rep = c_level[c0 + i - 1], c_rep[c0 + i - 1]
+        for j in range(1, lb + 1):
+            cur[j] = min(prev[j] + 1.0, cur[j - 1] + 1.0,
+                         prev[j - 1] + node_cost(hcodes, tab, lv, rep, codes[b0 + j - 1]))
+        prev, cur = cur, prev
+    return prev[lb]
+
+
+@nb.njit(cache=True, nogil=True)
+def _node_codes_pairs(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab):
+    """The matched (consensus position, member position) pairs of the codes' alignment, in order; the
+    trace-back prefers a match, then dropping a consensus code, within numpy.isclose."""
+    la, lb = c1 - c0, b1 - b0
+    cost = np.zeros((la + 1, lb + 1))
+    for i in range(1, la + 1):
+        cost[i, 0] = cost[i - 1, 0] + 1.0
+    for j in range(1, lb + 1):
+        cost[0, j] = cost[0, j - 1] + 1.0
+    for i in range(1, la + 1):
+        for j in range(1, lb + 1):
+            cost[i, j] = min(cost[i - 1, j] + 1.0, cost[i, j - 1] + 1.0,
+                             cost[i - 1, j - 1] + node_cost(hcodes, tab, c_level[c0 + i - 1], c_rep[c0 + i - 1],
+                                                            codes[b0 + j - 1]))
+    out = np.empty((min(la, lb), 2), dtype=np.int64)
+    n, i, j = 0, la, lb
+    while i > 0 and j > 0:
+        if _close(cost[i, j], cost[i - 1, j - 1] + node_cost(hcodes, tab, c_level[c0 + i - 1], c_rep[c0 + i - 1],
+                                                              codes[b0 + j - 1])):
+            out[n, 0], out[n, 1] = c0 + i - 1, b0 + j - 1
+            n += 1
+            i, j = i - 1, j - 1
+        elif _close(cost[i, j], cost[i - 1, j] + 1.0):
+            i -= 1
+        else:
+            j -= 1
+    return out[:n][::-1]
+
+
+@nb.njit(cache=True, nogil=True)
+def _run_cost(c_low, c_high, c_ptr, c_level, c_rep, u0, u1, code_ptr, codes, times, v0, v1, hcodes, tab, w_time,
+              span, cp, cc):
+    """Cost of making consensus visits u0:u1 and member visits v0:v1 one visit: their codes' edit
+    distance + w_T · (widening of the consensus intervals / span + visits merged)."""
+    low, high, own = np.inf, -np.inf, 0.0
+    for u in range(u0, u1):
+        low, high = min(low, float(c_low[u])), max(high, float(c_high[u]))
+    for v in range(v0, v1):
+        low, high = min(low, float(times[code_ptr[v]])), max(high, float(times[code_ptr[v + 1] - 1]))
+    for u in range(u0, u1):
+        own += float(c_high[u]) - float(c_low[u])
+    merged = (u1 - u0) + (v1 - v0) - 2
+    return _node_codes_cost(c_level, c_rep, c_ptr[u0], c_ptr[u1], codes, code_ptr[v0], code_ptr[v1], hcodes, tab,
+                            cp, cc) + w_time * (((high - low) - own) / span + merged)
+
+
+@nb.njit(cache=True, nogil=True)
+def _merge_row(i, m, row2, row1, row, steps, r, c_low, c_high, c_ptr, c_level, c_rep, vb0, code_ptr, codes, times,
+               hcodes, tab, w_time, span, cp, cc):
+    """Row i of the visit table into ``row`` from rows i−1 (row1) and i−2 (row2); each cell's move
+    (an index into MOVES: the first within SLACK of the best) into steps[r] when r >= 0."""
+    options = np.empty(5)
+    for j in range(m + 1):
+        if i == 0 and j == 0:
+            row[0] = 0.0
+            continue
+        options[:] = np.nan  # not available
+        if i >= 1 and j >= 1:
+            options[0] = row1[j - 1] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 1, i, code_ptr, codes,
+                                                 times, vb0 + j - 1, vb0 + j, hcodes, tab, w_time, span, cp, cc)
+        if i >= 1 and j >= 2:
+            options[1] = row1[j - 2] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 1, i, code_ptr, codes,
+                                                 times, vb0 + j - 2, vb0 + j, hcodes, tab, w_time, span, cp, cc)
+        if i >= 2 and j >= 1:
+            options[2] = row2[j - 1] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 2, i, code_ptr, codes,
+                                                 times, vb0 + j - 1, vb0 + j, hcodes, tab, w_time, span, cp, cc)
+        if i >= 1:
+            options[3] = row1[j] + (c_ptr[i] - c_ptr[i - 1]) + w_time
+        if j >= 1:
+            v = vb0 + j - 1
+            options[4] = row[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+        best = np.inf
+        for o in range(5):
+            if not np.isnan(options[o]) and options[o] < best:
+                best = options[o]
+        for o in range(5):
+            if not np.isnan(options[o]) and options[o] <= best + SLACK:
+                row[j] = options[o]
+                if r >= 0:
+                    steps[r, j] = o
+                break
+
+
+@nb.njit(cache=True, nogil=True)
+def merge_member(c_low, c_high, c_ptr, c_level, c_rep, e, visit_ptr, code_ptr, codes, times, hcodes, tab,
+                 w_time, span, step_bytes):
+    """Align entity e's visits to the consensus and keep what both have: a run's matched codes rise to
+    their common ancestor and its interval covers all its visits; a run left without codes, and every
+    dropped visit or unmatched code, is suppressed. Returns the new consensus arrays.
+
+    Memory: the moves take one byte a cell of the visit table; beyond ``step_bytes`` the table is kept as
+    two rows every s = √rows rows, and the trace-back recomputes one block of s rows at a time."""
+    vb0, m, n = visit_ptr[e], visit_ptr[e + 1] - visit_ptr[e], len(c_low)
+    widest = 1
+    for v in range(vb0, vb0 + m):
+        widest = max(widest, code_ptr[min(v + 2, vb0 + m)] - code_ptr[v])
+    cp, cc = np.empty(widest + 1), np.empty(widest + 1)
+    whole = (n + 1) * (m + 1) <= step_bytes  # then one block: every move kept, no second pass
+    s = n + 1 if whole else max(1, int(math.ceil(math.sqrt(n + 1))))
+    saved = np.full((n // s + 1, 2, m + 1), np.inf)  # block b starts from rows b·s − 2 and b·s − 1
+    row2, row1, row = np.full(m + 1, np.inf), np.full(m + 1, np.inf), np.empty(m + 1)
+    steps = np.zeros((s, m + 1), dtype=np.uint8)
+    for i in range(n + 1):
+        if i % s == 0:
+            saved[i // s, 0], saved[i // s, 1] = row2, row1
+        _merge_row(i, m, row2, row1, row, steps, i if whole else -1, c_low, c_high, c_ptr, c_level, c_rep, vb0,
+                   code_ptr, codes, times, hcodes, tab, w_time, span, cp, cc)
+        row2, row1, row = row1, row, row2
+    runs = np.empty((min(n, m), 4), dtype=np.int64)
+    n_runs, i, j, block = 0, n, m, 0 if whole else -1
+    while i > 0 or j > 0:
+        if i == 0:  # the first row has only member drops
+            j -= 1
+            continue
+        b = i // s
+        if b != block:  # rebuild the moves of rows b·s .. b·s + s − 1
+            block = b
+            row2[:], row1[:] = saved[b, 0], saved[b, 1]
+            for x in range(b * s, min(b * s + s, n + 1)):
+                _merge_row(x, m, row2, row1, row, steps, x - b * s, c_low, c_high, c_ptr, c_level, c_rep, vb0,
+                           code_ptr, codes, times, hcodes, tab, w_time, span, cp, cc)
+                row2, row1, row = row1, row, row2
+        a, d = MOVES[steps[i - b * s, j]]
+        if a and d:
+            runs[n_runs, 0], runs[n_runs, 1], runs[n_runs, 2], runs[n_runs, 3] = i - a, i, vb0 + j - d, vb0 + j
+            n_runs += 1
+        i, j = i - a, j - d
+    new_low, new_high = np.empty(n_runs, dtype=c_low.dtype), np.empty(n_runs, dtype=c_high.dtype)
+    new_ptr = np.zeros(n_runs + 1, dtype=np.int64)
+    new_level, new_rep = np.empty(len(c_level), dtype=np.int64), np.empty(len(c_level), dtype=np.int64)
+    nv, nc = 0, 0
+    for x in range(n_runs - 1, -1, -1):  # the runs were found last first
+        u0, u1, v0, v1 = runs[x, 0], runs[x, 1], runs[x, 2], runs[x, 3]
+        kept = _node_codes_pairs(c_level, c_rep, c_ptr[u0], c_ptr[u1], codes, code_ptr[v0], code_ptr[v1], hcodes, tab)
+        if len(kept) == 0:
+            continue
+        for y in range(len(kept)):
+            p = kept[y, 0]
+            new_level[nc], new_rep[nc] = lca_level(hcodes, c_level[p], c_rep[p], codes[kept[y, 1]]), c_rep[p]
+            nc += 1
+        low, high = c_low[u0], c_high[u0]
+        for u in range(u0 + 1, u1):
+            low, high = min(low, c_low[u]), max(high, c_high[u])
+        for v in range(v0, v1):
+            low, high = min(low, times[code_ptr[v]]), max(high, times[code_ptr[v + 1] - 1])
+        new_low[nv], new_high[nv] = low, high
+        nv += 1
+        new_ptr[nv] = nc
+    return new_low[:nv], new_high[:nv], new_ptr[:nv + 1], new_level[:nc], new_rep[:nc]
+
+
+@nb.njit(cache=True, nogil=True)
+def member_order(members, visit_ptr, code_ptr):
+    """The members fewest codes first (ties: the order given)."""
+    size = np.empty(len(members), dtype=np.int64)
+    for t in range(len(members)):
+        e = members[t]
+        size[t] = code_ptr[visit_ptr[e + 1]] - code_ptr[visit_ptr[e]]
+    return members[np.argsort(size, kind="mergesort")]
+
+
+@nb.njit(cache=True, nogil=True)
+def group_consensus(members, visit_ptr, code_ptr, codes, times, hcodes, tab, w_time, span, step_bytes):
+    """The consensus of a group: the member with fewest codes (its visits spanning their events'
+    times), merged with each further member in :func:`member_order`."""
+    order = member_order(members, visit_ptr, code_ptr)
+    first = order[0]
+    v0, v1 = visit_ptr[first], visit_ptr[first + 1]
+    low, high = np.empty(v1 - v0, dtype=times.dtype), np.empty(v1 - v0, dtype=times.dtype)
+    for v in range(v0, v1):
+        low[v - v0], high[v - v0] = times[code_ptr[v]], times[code_ptr[v + 1] - 1]
+    ptr = code_ptr[v0:v1 + 1] - code_ptr[v0]
+    level = np.zeros(ptr[-1], dtype=np.int64)
+    rep = codes[code_ptr[v0]:code_ptr[v1]].astype(np.int64)
+    for t in range(1, len(order)):
+        low, high, ptr, level, rep = merge_member(low, high, ptr, level, rep, order[t], visit_ptr, code_ptr, codes,
+                                                  times, hcodes, tab, w_time, span, step_bytes)
+    return low, high, ptr, level, rep
+
+
+@nb.njit(cache=True, nogil=True)
+def consensus_caps(group_ptr, members, visit_ptr, code_ptr):
+    """Each group's room for its consensus (visits, codes) as offsets: a consensus never outgrows its
+    first member, the one with fewest codes."""
+    n_groups = len(group_ptr) - 1
+    vcap, ccap = np.zeros(n_groups + 1, dtype=np.int64), np.zeros(n_groups + 1, dtype=np.int64)
+    for g in range(n_groups):
+        f = member_order(members[group_ptr[g]:group_ptr[g + 1]], visit_ptr, code_ptr)[0]
+        vcap[g + 1] = vcap[g] + visit_ptr[f + 1] - visit_ptr[f]
+        ccap[g + 1] = ccap[g] + code_ptr[visit_ptr[f + 1]] - code_ptr[visit_ptr[f]]
+    return vcap, ccap
+
+
+@nb.njit(cache=True, nogil=True)
+def consensus_slots(g0, g1, group_ptr, members, visit_ptr, code_ptr, codes, times, hcodes, tab, w_time, span,
+                    step_bytes, vcap, ccap, low, high, vlen, level, rep, nv, nc):
+    """The consensus of groups g0:g1, each written into its room (see :func:`consensus_caps`); nv, nc:
+    how many visits and codes it kept."""
+    for g in range(g0, g1):
+        lo, hi, ptr, lev, rp = group_consensus(members[group_ptr[g]:group_ptr[g + 1]], visit_ptr, code_ptr, codes,
+                                               times, hcodes, tab, w_time, span, step_bytes)
+        nv[g], nc[g] = len(lo), len(lev)
+        low[vcap[g]:vcap[g] + nv[g]], high[vcap[g]:vcap[g] + nv[g]] = lo, hi
+        vlen[vcap[g]:vcap[g] + nv[g]] = ptr[1:] - ptr[:-1]
+        level[ccap[g]:ccap[g] + nc[g]], rep[ccap[g]:ccap[g] + nc[g]] = lev, rp
+
+
+@nb.njit(cache=True, nogil=True)
+def consensus_compact(vcap, ccap, low, high, vlen, level, rep, nv, nc):
+    """The rooms packed into CSR: group -> visits (low, high) -> codes (level, representative)."""
+    n_groups = len(nv)
+    g_ptr = np.zeros(n_groups + 1, dtype=np.int64)
+    v_ptr = np.zeros(nv.sum() + 1, dtype=np.int64)
+    out_low, out_high = np.empty(nv.sum(), dtype=low.dtype), np.empty(nv.sum(), dtype=high.dtype)
+    out_level, out_rep = np.empty(nc.sum(), dtype=np.int64), np.empty(nc.sum(), dtype=np.int64)
+    for g in range(n_groups):
+        a, b = g_ptr[g], g_ptr[g] + nv[g]
+        g_ptr[g + 1] = b
+        out_low[a:b], out_high[a:b] = low[vcap[g]:vcap[g] + nv[g]], high[vcap[g]:vcap[g] + nv[g]]
+        for x in range(nv[g]):
+            v_ptr[a + x + 1] = v_ptr[a + x] + vlen[vcap[g] + x]
+        out_level[v_ptr[a]:v_ptr[b]] = level[ccap[g]:ccap[g] + nc[g]]
+        out_rep[v_ptr[a]:v_ptr[b]] = rep[ccap[g]:ccap[g] + nc[g]]
+    return g_ptr, out_low, out_high, v_ptr, out_level, out_rep
