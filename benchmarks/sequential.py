@@ -7,7 +7,9 @@
 2. the growth of the grouping's cost: the quadratic grouping (every remaining entity compared) against
    the sub-quadratic one on 2,000, 5,000 and 10,000 patients, with the ratio of their within-group F;
 3. two patients of 1,600 visits each: F between them, and their group alignment (compiled; with
-   ``--python-pair`` also the pure-Python alignment, about 3 minutes).
+   ``--python-pair`` also the pure-Python alignment, about 3 minutes);
+4. utility and the three attackers (:data:`microrelease.core.sequential.guarantee.ATTACKERS`) before
+   and after, beside 1/k, on the bundled hospital sample at k = 2, 5, 10.
 
 Run: python benchmarks/sequential.py [--sizes 2000,20000,100000] [--exact-sizes 2000,5000,10000] [--k 5]
 """
@@ -149,8 +151,23 @@ def child_pair(task: dict) -> dict:
     return out
 
 
+def child_attackers(task: dict) -> dict:
+    """Utility and the three attackers at one k on the bundled hospital sample (every patient a target)."""
+    from microrelease.core.data.samples import sample_data_folder
+    from microrelease.core.sequential.guarantee import attack_figures, released_records
+    from microrelease.core.sequential.release import anonymize_sequential
+
+    data = load(sample_data_folder("hospital"))
+    release = anonymize_sequential(data, task["k"])
+    released = released_records(data, release.entities, release.events, release.intervals)
+    return {"suppressed": float(release.suppressed_elements.sum() / len(data.codes)),
+            "relational_ncp": release.relational_loss, "sequence_loss": release.sequence_loss,
+            "attackers": attack_figures(data, released, release.pseudonym, sample=None)}
+
+
 def child(task: dict) -> dict:
-    return {"scale": child_scale, "exact": child_exact, "pair": child_pair}[task["kind"]](task)
+    return {"scale": child_scale, "exact": child_exact, "pair": child_pair,
+            "attackers": child_attackers}[task["kind"]](task)
 
 
 def seconds(phase) -> str:
@@ -199,6 +216,14 @@ def main() -> None:
     for name, phase in r["phases"].items():
         print(f"{name:<18} {seconds(phase)} s")
     print(f"{r['events']:,} events; {r['kept_visits']:,} visits kept; extra memory {r['extra_mb']:.0f} MB")
+
+    print("\n# 4. the bundled hospital sample: utility, and each attacker's success before / after (1/k beside)")
+    print(f"{'k':>3} {'suppressed':>10} {'rel. NCP':>8} {'seq. loss':>9}  attackers (before -> after)")
+    for k in (2, 5, 10):
+        r = in_fresh_process(__file__, {"kind": "attackers", "k": k})
+        attackers = "; ".join(f"{name}: {a['before']:.3f} -> {a['after']:.3f}" for name, a in r["attackers"].items())
+        print(f"{k:>3} {r['suppressed']:>10.1%} {r['relational_ncp']:>8.3f} {r['sequence_loss']:>9.3f}  {attackers}; "
+              f"1/k = {1 / k:.3f}")
 
 
 if __name__ == "__main__":
