@@ -33,7 +33,7 @@ import pandas as pd
 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.sequential.cost import node_ncp
+from microrelease.core.sequential.cost import GroupConsensus, align_groups, node_ncp, time_span
 from microrelease.core.sequential.model import KEPT, QI, SequentialData
 
 # a step of the visit alignment: (consensus visits, member visits) matched into one released visit
@@ -176,6 +176,14 @@ def group_consensus(data: SequentialData, members: list[int], w_time: float, spa
     return consensus
 
 
+def consensus_of(aligned: GroupConsensus, g: int) -> list[_Visit]:
+    """Group ``g``'s consensus visits out of the compiled alignment of every group."""
+    visits = range(aligned.group_ptr[g], aligned.group_ptr[g + 1])
+    return [_Visit(aligned.low[v].item(), aligned.high[v].item(),
+                   [(int(aligned.level[c]), int(aligned.rep[c])) for c in range(aligned.code_ptr[v], aligned.code_ptr[v + 1])])
+            for v in visits]
+
+
 @dataclass(frozen=True, eq=False)
 class SequentialRelease:
     """The anonymized tables and what it cost. ``pseudonym`` maps input entity -> released id
@@ -208,8 +216,8 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     generator = np.random.default_rng()
     n = data.n_entities
     names = np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
-    times, scale = data.visit_time, data.time_scale
-    span = float(times.max() - times.min()) if len(times) and times.max() > times.min() else 1.0
+    scale = data.time_scale
+    span = time_span(data)
     released = [c for c, role in data.column_roles["entities"].items() if role in (QI, KEPT)]
     ents = data.entities[released].copy()
     rel_ncp = np.zeros((n, len(data.qi)))
@@ -218,12 +226,18 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     h = data.code_hierarchy
     tree = _Tree(h)
     qi_trees = [_Tree(hq) for hq in data.hierarchies]
+    # every group's consensus at once, compiled (group_consensus is its pure-Python oracle in the tests)
+    aligned = align_groups(data, groups, w_time=w_time, span=span) if sequences and len(groups) else None
+    # each group's members, in input order, without a scan of every entity per group
+    by_group = np.argsort(groups, kind="stable")
+    starts = np.searchsorted(groups[by_group], np.arange(int(groups.max()) + 2 if len(groups) else 1))
+    qi_labels = [np.empty(n, dtype=object) for _ in data.qi]  # filled per group, set once (not per .loc)
     for g in range(int(groups.max()) + 1 if len(groups) else 0):
-        members = [int(e) for e in np.flatnonzero(groups == g)]
-        for q, (name, hq) in enumerate(zip(data.qi, data.hierarchies, strict=True)):
+        members = [int(e) for e in by_group[starts[g]:starts[g + 1]]]
+        for q, hq in enumerate(data.hierarchies):
             values = data.qi_codes[members, q]
             level = next(lv for lv in range(hq.height + 1) if len(set(hq.codes[lv][values])) == 1)
-            ents.loc[members, name] = hq.labels[level][hq.codes[level][values[0]]]
+            qi_labels[q][members] = hq.labels[level][hq.codes[level][values[0]]]
             rel_ncp[members, q] = qi_trees[q].ncp(level, int(values[0]))
         if not sequences:
             for e in members:
@@ -235,7 +249,7 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
                                 for x, c in enumerate(codes))
                     a += len(codes)
             continue
-        consensus = group_consensus(data, members, w_time, span, tree)
+        consensus = consensus_of(aligned, g)
         n_kept = sum(len(v.codes) for v in consensus)
         whens = [str(rank) if relative_time else scale.interval(v.low, v.high) for rank, v in enumerate(consensus, 1)]
         labels = [[h.labels[level][h.codes[level][rep]] for level, rep in v.codes] for v in consensus]
@@ -246,6 +260,8 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
             intervals[names[e]] = bounds
             for rank, (when, visit) in enumerate(zip(whens, labels, strict=True), start=1):
                 rows.extend((names[e], f"{names[e]}-V{rank}", when, label) for label in visit)
+    for name, labels in zip(data.qi, qi_labels, strict=True):
+        ents[name] = labels
     ents.insert(0, data.entity_id, names)
     events = pd.DataFrame(rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])
     events = events.sort_values([data.entity_id], kind="stable").reset_index(drop=True)
