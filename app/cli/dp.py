@@ -63,6 +63,8 @@ class DPRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> DPRequest:
         path, chosen = resolve_input(args, microdata_sample)
+        # a sample's declared identifiers are never released, whatever was typed
+        identifiers = tuple(dict.fromkeys([*split(args.identifier), *(chosen.identifiers if chosen else ())]))
         if args.method not in METHODS:
             hint = (f" (t-closeness, Li et al.'s EMD bound, is a privacy model of search and release; its "
                     f"multiplicative form, the route to DP, is {RATIO})" if args.method == "t-closeness" else "")
@@ -91,7 +93,6 @@ class DPRequest:
             if unused or (cuts is not None and given):
                 raise MicroreleaseError(f"{FLAGS['bounds']} is only for the confidential attribute's equal-width "
                                         f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
-            identifiers = tuple(dict.fromkeys([*split(args.identifier), *(chosen.identifiers if chosen else ())]))
             return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, split(args.keep), False, None,
                        qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
                        output=OutputRequest.from_args(args))
@@ -104,8 +105,6 @@ class DPRequest:
         # (a sample declares bounds for all its columns: those of the attributes released are the ones used)
         bounds = parse_bounds(args.bounds) if args.bounds or not chosen else {
             name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
-        # a sample's declared identifiers are never released, whatever was typed
-        identifiers = tuple(dict.fromkeys([*split(args.identifier), *(chosen.identifiers if chosen else ())]))
         return cls(path, attributes, bounds, args.epsilon, args.method, args.noise or "laplace", args.k, identifiers,
                    split(args.keep), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins, cuts=None,
                    sep=args.sep, output=OutputRequest.from_args(args))

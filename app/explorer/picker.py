@@ -18,13 +18,9 @@ class NodePicker(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self._frame = pd.DataFrame()
-        self._points = self._points_map()
+        self._points = hv.DynamicMap(self.points)
         self.selection = hv.streams.Selection1D(source=self._points)
         self.selection.param.watch(self._on_tap, "index")
-
-    def _points_map(self) -> hv.DynamicMap:
-        """The points' DynamicMap (a subclass may drive it by a stream it shares with other layers)."""
-        return hv.DynamicMap(self.points)
 
     def points(self):
         raise NotImplementedError

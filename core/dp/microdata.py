@@ -171,14 +171,19 @@ class DPRelease:
                 "not_released": list(self.not_released)}
 
 
-def _columns(table: pd.DataFrame, attributes: tuple[str, ...], identifiers: tuple[str, ...],
-             keep: tuple[str, ...]) -> tuple[str, ...]:
-    """The columns neither released with noise, nor kept, nor identifiers (refusing bad names)."""
-    for name, given in (("identifiers", identifiers), ("keep", keep)):
+def check_named_columns(table: pd.DataFrame, **named: Sequence[str]) -> None:
+    """DataError naming the parameter whose columns the table lacks."""
+    for name, given in named.items():
         unknown = [c for c in given if c not in table.columns]
         if unknown:
             raise DataError(f"unknown column(s) {unknown} in '{name}'; the table has {list(table.columns)}",
                             parameter=name)
+
+
+def _columns(table: pd.DataFrame, attributes: tuple[str, ...], identifiers: tuple[str, ...],
+             keep: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns neither released with noise, nor kept, nor identifiers (refusing bad names)."""
+    check_named_columns(table, identifiers=identifiers, keep=keep)
     for name, given, other, why in (
             ("identifiers", identifiers, attributes, "released with noise and dropped"),
             ("keep", keep, attributes, "released with noise and released as is"),

@@ -19,9 +19,10 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.data.dataset import frame_checksum
+from microrelease.core.dp.microdata import check_named_columns
 from microrelease.core.dp.ratio_closeness import RatioClosenessRelease
 from microrelease.core.dp.ratio_partition import log_ratio_excess
-from microrelease.core.exceptions import DataError, InvalidParameterError
+from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.release import Check, Published
 from microrelease.core.release.cells import escape_formulas
 from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
@@ -57,11 +58,7 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
                           protected: Sequence[str | Path] = ()) -> Published:
     """Write ``release`` (see the module docstring): the QIs, the confidential attribute and ``keep``."""
     columns = [*release.qi, release.confidential]
-    for name, given in (("identifiers", identifiers), ("keep", keep)):
-        unknown = [c for c in given if c not in original.columns]
-        if unknown:
-            raise DataError(f"unknown column(s) {unknown} in '{name}'; the table has {list(original.columns)}",
-                            parameter=name)
+    check_named_columns(original, identifiers=identifiers, keep=keep)
     clash = [c for c in keep if c in identifiers or c in columns]
     if clash:
         raise InvalidParameterError(f"{clash} in 'keep' are identifiers or already released (identifiers are never "

@@ -5,8 +5,6 @@ factor)."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,6 +14,7 @@ from hypothesis import strategies as st
 from microrelease.core import Cancelled, Hierarchy, InvalidParameterError
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential import cost_kernels as kernels
+from microrelease.core.sequential.anonymize import group_consensus
 from microrelease.core.sequential.cost import (
     CostModel,
     CostWeights,
@@ -23,7 +22,6 @@ from microrelease.core.sequential.cost import (
     costs_from,
     hierarchy_tables,
     ncp_matrix,
-    node_ncp,
     stacked_tables,
     time_span,
 )
@@ -71,105 +69,11 @@ def oracle_cost(data, weights: CostWeights, a: int, b: int) -> float:
     return weights.relational * relational + weights.sequence * (seq / total if total else 0.0)
 
 
-class OracleConsensus:
-    """The anonymization's group alignment in pure Python (anonymize.py's code when the kernel was
-    written): consensus visits (low, high, [(level, ground rep)]) merged with each member in turn."""
-
-    MOVES = ((1, 1), (1, 2), (2, 1))
-
-    def __init__(self, data, w_time: float, span: float):
-        h = data.code_hierarchy
-        self.data, self.w_time, self.span = data, w_time, span
-        self.h, self.lca, self.tables = h, h.lca_levels(), node_ncp(h)
-
-    def code_cost(self, node, u):
-        level = max(node[0], int(self.lca[node[1], u]))
-        return float(self.tables[level][self.h.codes[level][node[1]]]) if level <= self.h.height else math.inf
-
-    def code_pairs(self, nodes, codes):
-        n, m = len(nodes), len(codes)
-        cost = np.zeros((n + 1, m + 1))
-        cost[:, 0], cost[0, :] = np.arange(n + 1), np.arange(m + 1)
-        for i in range(1, n + 1):
-            for j in range(1, m + 1):
-                cost[i, j] = min(cost[i - 1, j] + 1.0, cost[i, j - 1] + 1.0,
-                                 cost[i - 1, j - 1] + self.code_cost(nodes[i - 1], codes[j - 1]))
-        pairs, i, j = [], n, m
-        while i > 0 and j > 0:
-            if np.isclose(cost[i, j], cost[i - 1, j - 1] + self.code_cost(nodes[i - 1], codes[j - 1])):
-                pairs.append((i - 1, j - 1))
-                i, j = i - 1, j - 1
-            elif np.isclose(cost[i, j], cost[i - 1, j] + 1.0):
-                i -= 1
-            else:
-                j -= 1
-        return pairs[::-1]
-
-    def codes_distance(self, nodes, codes):
-        prev = [float(j) for j in range(len(codes) + 1)]
-        for i, node in enumerate(nodes, start=1):
-            cur = [float(i)]
-            for j, u in enumerate(codes, start=1):
-                cur.append(min(prev[j] + 1.0, cur[j - 1] + 1.0, prev[j - 1] + self.code_cost(node, u)))
-            prev = cur
-        return prev[-1]
-
-    def run_cost(self, cons, mine):
-        nodes = [c for _, _, cs in cons for c in cs]
-        codes = [c for _, _, cs in mine for c in cs]
-        low = min(min(float(lo) for lo, _, _ in cons), min(float(lo) for lo, _, _ in mine))
-        high = max(max(float(hi) for _, hi, _ in cons), max(float(hi) for _, hi, _ in mine))
-        widen = (high - low) - sum(float(hi) - float(lo) for lo, hi, _ in cons)
-        return self.codes_distance(nodes, codes) + self.w_time * (widen / self.span + len(cons) + len(mine) - 2)
-
-    def merge(self, consensus, theirs):
-        n, m = len(consensus), len(theirs)
-        cost = np.full((n + 1, m + 1), np.inf)
-        step = np.zeros((n + 1, m + 1, 2), dtype=np.int8)
-        cost[0, 0] = 0.0
-        for i in range(n + 1):
-            for j in range(m + 1):
-                options = [(a, b, cost[i - a, j - b] + self.run_cost(consensus[i - a:i], theirs[j - b:j]))
-                           for a, b in self.MOVES if a <= i and b <= j]
-                if i:
-                    options.append((1, 0, cost[i - 1, j] + len(consensus[i - 1][2]) + self.w_time))
-                if j:
-                    options.append((0, 1, cost[i, j - 1] + len(theirs[j - 1][2]) + self.w_time))
-                if options:
-                    best = min(c for _, _, c in options)
-                    a, b, cost[i, j] = next(o for o in options if o[2] <= best + 1e-9)
-                    step[i, j] = (a, b)
-        merged, i, j = [], n, m
-        while i or j:
-            a, b = (int(x) for x in step[i, j])
-            if a and b:
-                cons, mine = consensus[i - a:i], theirs[j - b:j]
-                nodes = [c for _, _, cs in cons for c in cs]
-                codes = [c for _, _, cs in mine for c in cs]
-                kept = [(max(nodes[p][0], int(self.lca[nodes[p][1], codes[q]])), nodes[p][1])
-                        for p, q in self.code_pairs(nodes, codes)]
-                if kept:
-                    merged.append((min(*(lo for lo, _, _ in cons), *(lo for lo, _, _ in mine)),
-                                   max(*(hi for _, hi, _ in cons), *(hi for _, hi, _ in mine)), kept))
-            i, j = i - a, j - b
-        return merged[::-1]
-
-    def visits(self, e):
-        d, out = self.data, []
-        for v in range(d.visit_ptr[e], d.visit_ptr[e + 1]):
-            a, b = d.code_ptr[v], d.code_ptr[v + 1]
-            out.append((d.times[a].item(), d.times[b - 1].item(), [(0, c) for c in d.codes[a:b].tolist()]))
-        return out
-
-    def group(self, members):
-        d = self.data
-        size = {e: int(d.code_ptr[d.visit_ptr[e + 1]] - d.code_ptr[d.visit_ptr[e]]) for e in members}
-        order = sorted(members, key=lambda e: (size[e], e))
-        consensus = self.visits(order[0])
-        for e in order[1:]:
-            theirs = [(lo, hi, [c for _, c in cs]) for lo, hi, cs in self.visits(e)]
-            consensus = self.merge(consensus, theirs)
-        return consensus
+def python_groups(data, groups, w_time: float, span: float):
+    """The pure-Python alignment (anonymize.group_consensus) of every group, as lists."""
+    return [[(v.low, v.high, list(v.codes))
+             for v in group_consensus(data, [int(e) for e in np.flatnonzero(groups == g)], w_time, span)]
+            for g in range(int(groups.max()) + 1)]
 
 
 def kernel_groups(consensus, n_groups):
@@ -263,8 +167,7 @@ def test_compiled_group_alignment_equals_the_oracle(case, w_time, k, blocks):
     span = time_span(data)
     consensus = align_groups(data, groups, w_time=w_time, span=span, step_bytes=0 if blocks else 1 << 26,
                              workers=1 if blocks else 2)
-    oracle = OracleConsensus(data, w_time, span)
-    expected = [oracle.group([int(e) for e in np.flatnonzero(groups == g)]) for g in range(groups.max() + 1)]
+    expected = python_groups(data, groups, w_time, span)
     assert kernel_groups(consensus, groups.max() + 1) == expected
 
 
@@ -277,7 +180,7 @@ def test_long_histories_align_in_blocks_as_in_one_table():
     groups = np.zeros(3, dtype=np.int64)
     whole = align_groups(data, groups, w_time=1.0, span=time_span(data))
     blocks = align_groups(data, groups, w_time=1.0, span=time_span(data), step_bytes=0)  # 8-row blocks
-    expected = OracleConsensus(data, 1.0, time_span(data)).group([0, 1, 2])
+    [expected] = python_groups(data, groups, 1.0, time_span(data))
     assert kernel_groups(whole, 1) == kernel_groups(blocks, 1) == [expected]
     assert len(expected) > 20  # a real alignment, not an empty one
 
