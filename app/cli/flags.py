@@ -44,6 +44,7 @@ FLAGS = {
     "bins": "--bins",
     "cuts": "--cuts",
     # relational + sequential data
+    "config": "--config",
     "drop": "--drop",
     "order_by": "--order-by",
     "sequence_key": "--sequence-key",

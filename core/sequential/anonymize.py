@@ -47,8 +47,10 @@ class _Tree:
     higher of the node's level and the level where the two ground values meet (height + 1 if they
     never meet: such a pair cannot be kept, its NCP is infinite)."""
 
-    def __init__(self, h: Hierarchy):
+    def __init__(self, h: Hierarchy, root_allowed: bool = True):
         self.h, self.lca, self.tables = h, h.lca_levels(), node_ncp(h)
+        if not root_allowed:  # a study's synthetic root (event_codes.py): a pair meeting there cannot be kept
+            self.lca[self.lca == h.height] = h.height + 1
 
     def lca_level(self, level: int, rep: int, u: int) -> int:
         return max(level, int(self.lca[rep, u]))
@@ -167,7 +169,7 @@ def member_visits(data: SequentialData, e: int) -> list[tuple[object, object, li
 def group_consensus(data: SequentialData, members: list[int], w_time: float, span: float,
                     tree: _Tree | None = None) -> list[_Visit]:
     """The visits every member of the group is released with (see the module docstring)."""
-    h = tree or _Tree(data.code_hierarchy)
+    h = tree or _Tree(data.code_hierarchy, root_allowed=not data.event_tables)
     size = [int(data.code_ptr[data.visit_ptr[e + 1]] - data.code_ptr[data.visit_ptr[e]]) for e in members]
     order = [members[i] for i in sorted(range(len(members)), key=lambda i: (size[i], members[i]))]
     consensus = [_Visit(lo, hi, [(0, c) for c in codes]) for lo, hi, codes in member_visits(data, order[0])]
@@ -218,7 +220,7 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     names = np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
     scale = data.time_scale
     span = time_span(data)
-    released = [c for c, role in data.column_roles["entities"].items() if role in (QI, KEPT)]
+    released = [c for c, role in data.column_roles[data.name].items() if role in (QI, KEPT)]
     ents = data.entities[released].copy()
     rel_ncp = np.zeros((n, len(data.qi)))
     suppressed = np.zeros(n, dtype=np.int64)

@@ -4,7 +4,8 @@ F(a, b) = w_R · relational loss + w_S · sequence loss, both in [0, 1]:
 
 - **relational loss**: mean over the QIs of the normalized certainty penalty of a's and b's lowest
   common generalization: NCP(node) = (ground values under the node − 1) / (ground values − 1)
-  (0 if equal, 1 if only the top covers both);
+  (0 if equal, 1 if only the top covers both). In a study, each satellite column counts as one more
+  QI, the mean over its slots (:mod:`~microrelease.core.sequential.satellites`);
 - **sequence loss**: a two-level alignment, divided by what suppressing everything would cost.
   Codes of two visits are aligned by dynamic programming (edit distance): substituting code u by v
   costs NCP(LCA(u, v)) in the code hierarchy; an unmatched code costs 1 (its suppression). Visits
@@ -214,14 +215,17 @@ class CostModel:
     def __init__(self, data, weights: CostWeights = CostWeights(), *, workers: int | None = None):
         self.data, self.weights = data, weights
         self.workers = thread_count(workers)
-        self.qi_hcodes, self.qi_tab = stacked_tables(data.hierarchies)
+        self.qi_hcodes, self.qi_tab = stacked_tables(data.cost_hierarchies)
+        # the kernels take a plain mean over the columns: a weighted one is the mean of scaled tables
+        weights = data.cost_qi_weights
+        self.qi_tab *= (weights * len(weights) / weights.sum())[:, None, None] if len(weights) else 1.0
         self.hcodes, self.tab = hierarchy_tables(data.code_hierarchy)
         self.span = time_span(data)
         self.width = kernels.scratch_for(data.visit_ptr, data.code_ptr).shape[1]
 
     def _arrays(self) -> tuple:
         d, w = self.data, self.weights
-        return (d.qi_codes, self.qi_hcodes, self.qi_tab, d.visit_ptr, d.code_ptr, d.codes, d.visit_time, self.hcodes,
+        return (d.cost_qi_codes, self.qi_hcodes, self.qi_tab, d.visit_ptr, d.code_ptr, d.codes, d.visit_time, self.hcodes,
                 self.tab, w.relational, w.sequence, w.time, self.span, self.width)
 
     def costs_from(self, a: int, candidates: np.ndarray) -> np.ndarray:
@@ -277,6 +281,8 @@ def align_groups(data, groups: np.ndarray, *, w_time: float, span: float, step_b
     members = np.argsort(groups, kind="stable")  # input order within each group
     group_ptr = np.searchsorted(groups[members], np.arange(int(groups.max(initial=-1)) + 2))
     hcodes, tab = hierarchy_tables(data.code_hierarchy, apart=np.inf)
+    if data.event_tables:  # events of two tables meet only at the synthetic root: never released (event_codes.py)
+        tab[data.code_hierarchy.height, 0] = np.inf
     vcap, ccap = kernels.consensus_caps(group_ptr, members, data.visit_ptr, data.code_ptr)
     times, codes = data.times, data.codes.astype(np.int64)
     low, high, vlen = np.empty(vcap[-1], dtype=times.dtype), np.empty(vcap[-1], dtype=times.dtype), np.empty(

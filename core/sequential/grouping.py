@@ -79,9 +79,10 @@ def sketch(model: CostModel) -> np.ndarray:
     the grouping's within-group F then stays within 2 % of the quadratic grouping's at 64 candidates
     (tests/core/sequential/test_scale.py measures it)."""
     d, w = model.data, model.weights
-    n, m = d.n_entities, len(d.qi)
-    cols = [QI_SCALE * w.relational / m * tree_order(h)[d.qi_codes[:, q]] / max(len(h.ground) - 1, 1)
-            for q, h in enumerate(d.hierarchies)]
+    n, m = d.n_entities, d.cost_qi_codes.shape[1]
+    share = d.cost_qi_weights / d.cost_qi_weights.sum() * m if m else d.cost_qi_weights
+    cols = [QI_SCALE * w.relational / m * share[q] * tree_order(h)[d.cost_qi_codes[:, q]] / max(len(h.ground) - 1, 1)
+            for q, h in enumerate(d.cost_hierarchies)]
     h = d.code_hierarchy
     level = next(lv for lv in range(h.height + 1) if h.level_size(lv) <= SKETCH_BINS or lv == h.height)
     bins = h.level_size(level)
@@ -174,7 +175,7 @@ def _greedy_sketched(model, k, far, want, progress, should_stop) -> np.ndarray:
     while pos < n and n_alive >= k:
         _check_stop(should_stop)
         pos, g, n_alive = _greedy_steps(order, pos, min(pos + step, n), alive, n_alive, k, want, points, *kd,
-                                            group, g, seeds, d.qi_codes, model.qi_hcodes, model.qi_tab, d.visit_ptr,
+                                            group, g, seeds, d.cost_qi_codes, model.qi_hcodes, model.qi_tab, d.visit_ptr,
                                             d.code_ptr, d.codes, d.visit_time, model.hcodes, model.tab,
                                             w.relational, w.sequence, w.time, model.span, model.width)
         if progress is not None:

@@ -142,7 +142,7 @@ def original_records(data: SequentialData) -> Records:
     return Records(ids, qi, data.visit_ptr, data.code_ptr, code_labels.up[data.codes, 0], data.visit_time, last)
 
 
-def _unescape(column: pd.Series) -> pd.Series:
+def unescaped(column: pd.Series) -> pd.Series:
     """A cell written with a leading ``'`` to defuse a spreadsheet formula, read as the value it stands for."""
     quoted = column.str.startswith("'") & formula_mask(column.str.slice(1))
     return column.where(~quoted, column.str.slice(1))
@@ -155,7 +155,7 @@ def released_records(data: SequentialData, entities: pd.DataFrame, events: pd.Da
     ``SequentialRelease.intervals``), or unknown ([-inf, inf]) without them."""
     qi_labels, code_labels = _labels(data)
     ids = entities[data.entity_id].astype(str).to_numpy()
-    qi = np.column_stack([lab.encode(_unescape(entities[name].astype(str)))
+    qi = np.column_stack([lab.encode(unescaped(entities[name].astype(str)))
                           for name, lab in zip(data.qi, qi_labels, strict=True)]) if data.qi \
         else np.zeros((len(ids), 0), dtype=np.int64)
     row = pd.Index(ids).get_indexer(events[data.entity_id].astype(str))
@@ -164,7 +164,7 @@ def released_records(data: SequentialData, entities: pd.DataFrame, events: pd.Da
     rank = _rank(events[data.sequence_key].astype(str))
     order = np.lexsort((np.arange(len(events)), rank, row))  # within a visit, codes stay in written order
     row, rank = row[order], rank[order]
-    codes = code_labels.encode(_unescape(events[data.code].astype(str)).iloc[order])
+    codes = code_labels.encode(unescaped(events[data.code].astype(str)).iloc[order])
     new = np.ones(len(row), dtype=bool)
     new[1:] = (row[1:] != row[:-1]) | (rank[1:] != rank[:-1])
     starts = np.flatnonzero(new)

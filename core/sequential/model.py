@@ -41,11 +41,13 @@ from microrelease.core.data.dataset import as_text, read_table, resolve_hierarch
 from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, read_arx
+from microrelease.core.sequential.satellites import SLOTS, slot_codes, slot_hierarchies
 from microrelease.core.sequential.times import INTERVAL, TimeScale, parse_times
 
 # what each column of the input is (SequentialData.column_roles)
 ENTITY_ID, QI, IDENTIFIER, KEPT, DROPPED = "entity id", "quasi-identifier", "identifier", "kept", "dropped"
 SEQUENCE_KEY, TIME, CODE = "sequence key", "time", "code"
+ROW_QI = "row quasi-identifier"  # a QI of a satellite table (study.py)
 
 
 def _blank(values: pd.Series, what: str, column: str, parameter: str) -> None:
@@ -70,6 +72,12 @@ class SequentialData:
     code: str
     keep: tuple[str, ...] | None = None  # entity columns released as is (None: every other one)
     drop: tuple[str, ...] = ()  # columns of either table not released
+    # a study (study.py): satellite tables, and the event tables merged into ``events``, with the
+    # roles of their columns; ``name``: the entity table's name in reports and output files
+    satellites: tuple = ()
+    event_tables: tuple = ()
+    table_roles: dict | None = None
+    name: str = "entities"
     qi_codes: np.ndarray = field(init=False, repr=False)  # entities × QIs, ground codes
     visit_ptr: np.ndarray = field(init=False, repr=False)  # entity e's visits: visit_ptr[e]:visit_ptr[e+1]
     code_ptr: np.ndarray = field(init=False, repr=False)  # visit v's codes: code_ptr[v]:code_ptr[v+1]
@@ -79,10 +87,17 @@ class SequentialData:
     time_scale: TimeScale = field(init=False, repr=False)
     column_roles: dict = field(init=False, repr=False)  # {"entities": {column: role}, "events": {...}}
     missing_counts: dict = field(init=False, repr=False)  # QI -> entities with a blank value
+    # what the cost F compares: the QIs, then each satellite's slots (satellites.py), and their weights
+    # in F's relational mean (a QI 1, a slot 1/SLOTS: a satellite column weighs as much as a QI)
+    cost_qi_codes: np.ndarray = field(init=False, repr=False)
+    cost_hierarchies: tuple[Hierarchy, ...] = field(init=False, repr=False)
+    cost_qi_weights: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ents, evs = self.entities.reset_index(drop=True), self.events.reset_index(drop=True)
         roles = _column_roles(self, list(ents.columns), list(evs.columns))
+        if self.event_tables:
+            roles = {self.name: roles["entities"], **(self.table_roles or {})}
         ids = as_text(ents[self.entity_id])
         _blank(ids, "entities", self.entity_id, "entity_id")
         if ids.duplicated().any():
@@ -125,7 +140,12 @@ class SequentialData:
                             ("qi_codes", qi_codes), ("visit_ptr", visit_ptr), ("code_ptr", code_ptr),
                             ("codes", frame["code"].to_numpy(np.int64)), ("times", times),
                             ("visit_time", times[new_visit].astype(np.float64)), ("time_scale", scale),
-                            ("column_roles", roles), ("missing_counts", missing)):
+                            ("column_roles", roles), ("missing_counts", missing),
+                            ("cost_qi_codes", np.hstack([qi_codes, *(slot_codes(s) for s in self.satellites)])),
+                            ("cost_hierarchies", (*hierarchies, *(h for s in self.satellites
+                                                                  for h in slot_hierarchies(s)))),
+                            ("cost_qi_weights", np.array([1.0] * len(self.qi) + [1 / SLOTS] * sum(
+                                SLOTS * len(s.qi) for s in self.satellites)))):
             object.__setattr__(self, name, value)
 
     @property
@@ -147,6 +167,8 @@ class SequentialData:
                  QI: "quasi-identifier: generalized to a value common to its group",
                  IDENTIFIER: "identifier: not released", KEPT: "kept: released as is, without protection",
                  DROPPED: "dropped: not released (as declared)",
+                 ROW_QI: "quasi-identifier: generalized to the rows common to its group (rows without a partner "
+                         "suppressed)",
                  SEQUENCE_KEY: "sequence key: replaced by the visit's rank (<pseudonym>-V1, -V2, ...)",
                  TIME: f"time ({self.time_scale.describe()}): {time}",
                  CODE: "code: generalized to its group's common ancestor, or suppressed" if sequences

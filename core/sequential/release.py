@@ -53,6 +53,24 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
                             sequences=not relational_only)
 
 
+def in_random_blocks(events: pd.DataFrame, entity_id: str) -> pd.DataFrame:
+    """Events in blocks per entity, the blocks in an order drawn from OS entropy: within a block the
+    order stays (the order of codes in a visit is data)."""
+    names = events[entity_id].astype(str)
+    blocks = pd.Series(np.random.default_rng().permutation(names.nunique()), index=names.unique())
+    return events.iloc[np.argsort(names.map(blocks).to_numpy(), kind="stable")].reset_index(drop=True)
+
+
+def attack_section(data: SequentialData, released, release: SequentialRelease, attack_sample: int | None,
+                   relative_time: bool) -> dict:
+    """The audit's attack figures: the three attackers before and after (guarantee.py)."""
+    figures = attack_figures(data, released, release.pseudonym, sample=attack_sample)
+    return {"model": ATTACK_MODEL, "targets": min(attack_sample or data.n_entities, data.n_entities),
+            "bound_1_over_k": 1 / release.k,
+            "times": "ranks only: unknown to the attacker" if relative_time else "the released intervals",
+            "attackers": {name: {"knows": ATTACKER_TEXT[name], **f} for name, f in figures.items()}}
+
+
 def write_sequential(release: SequentialRelease, data: SequentialData, outdir: str | Path, *,
                      parameters: dict | None = None, force: bool = False,
                      protected: Sequence[str | Path] = (), escape: bool = False,
@@ -67,11 +85,7 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
     target = folder_target(outdir, ("entities.csv", "events.csv"), protected=[*inputs, *protected], force=force)
     intervals = None if relative_time else release.intervals  # times in memory, not parsed from the text
     entities = shuffled(release.entities)
-    # Events stay in their entity's order (the order of codes in a visit is data); the entities'
-    # blocks come in an order of their own, drawn at random like the entity table's.
-    blocks = pd.Series(np.random.default_rng().permutation(len(entities)), index=entities[data.entity_id].astype(str))
-    rank = release.events[data.entity_id].astype(str).map(blocks).to_numpy()
-    events = release.events.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+    events = in_random_blocks(release.events, data.entity_id)
     if escape:
         refuse_formula_headers([*entities.columns, *events.columns])
         entities, events = escape_formulas(entities), escape_formulas(events)
@@ -99,13 +113,8 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
         found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
         verified = with_formula_check(checks, found, escape, [*ents.columns, *evs.columns])
         # codes and QIs as written, times from memory
-        released = released_records(data, ents, evs, intervals)
-        figures = attack_figures(data, released, release.pseudonym, sample=attack_sample)
-        attack = {"model": ATTACK_MODEL, "targets": min(attack_sample or data.n_entities, data.n_entities),
-                  "bound_1_over_k": 1 / release.k,
-                  "times": "ranks only: unknown to the attacker" if relative_time
-                  else "the released intervals",
-                  "attackers": {name: {"knows": ATTACKER_TEXT[name], **f} for name, f in figures.items()}}
+        attack = attack_section(data, released_records(data, ents, evs, intervals), release, attack_sample,
+                                relative_time)
         return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
                         {"attack": attack})
 

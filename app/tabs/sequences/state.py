@@ -1,17 +1,23 @@
-"""State of the Sequences tab (param only): k, the release, the three attackers before and after.
+"""State of the Sequences tab (param only): the sample, k, the release, the three attackers before and after.
 
-For a responsive page the tab works on the first 500 patients of the bundled hospital sample; the
-command line and the benchmark run the whole data set. Every patient is attacked (see
+Two bundled samples: the hospital (patients and one event table of visit codes) and the study
+(patients, their insurance rows, and visits made of diagnoses and prescriptions: three tables besides
+the patients'). For a responsive page the tab works on the first 500 patients of each; the command
+line and the benchmark run the whole data sets. Every patient is attacked (see
 :mod:`microrelease.core.sequential.guarantee` for what each attacker knows and does).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 import param
 
 from microrelease.app.shared import computed_once
 from microrelease.core.data.samples import sample_data_folder
+from microrelease.core.sequential.anonymize import SequentialRelease
+from microrelease.core.sequential.event_codes import split_label
 from microrelease.core.sequential.guarantee import (
     ATTACKER_TEXT,
     attack_figures,
@@ -20,83 +26,146 @@ from microrelease.core.sequential.guarantee import (
 )
 from microrelease.core.sequential.model import SequentialData, load_sequential
 from microrelease.core.sequential.release import anonymize_sequential
+from microrelease.core.sequential.study import EVENT, VISIT, WHEN, load_study
+from microrelease.core.sequential.study_config import read_study
+from microrelease.core.sequential.study_release import anonymize_study, merged_from_tables, study_signatures
 
 PATIENTS = 500
 CURVE_KS = (2, 3, 5, 10)
 BEFORE, RELATIONAL, BOTH = "before", "relational part only", "both parts"
+HOSPITAL, STUDY = "hospital", "study"
+SAMPLES = {"hospital: patients + visit codes": HOSPITAL,
+           "study: patients + insurance + diagnoses + prescriptions": STUDY}
 
 
-@computed_once(maxsize=1)
-def hospital() -> SequentialData:
+def _of(frame: pd.DataFrame, ids) -> pd.DataFrame:
+    return frame[frame["patient_id"].isin(ids)]
+
+
+@computed_once(maxsize=2)
+def dataset(sample: str) -> SequentialData:
+    """The first 500 patients of a bundled sample, with all their rows."""
+    if sample == STUDY:
+        study = read_study(sample_data_folder("study") / "study.toml")
+        tables = {t.name: pd.read_csv(t.file, dtype=str, keep_default_na=False) for t in study.tables}
+        ids = tables[study.entities.name]["patient_id"].head(PATIENTS)
+        return load_study(study, {name: _of(frame, ids) for name, frame in tables.items()})
     folder = sample_data_folder("hospital")
     entities = pd.read_csv(folder / "patients.csv", dtype=str, keep_default_na=False).head(PATIENTS)
-    events = pd.read_csv(folder / "visits.csv", dtype=str, keep_default_na=False)
-    events = events[events["patient_id"].isin(entities["patient_id"])]
+    events = _of(pd.read_csv(folder / "visits.csv", dtype=str, keep_default_na=False), entities["patient_id"])
     return load_sequential(entities, events, entity_id="patient_id", qi=["age", "sex", "zip"], sequence_key="visit_id",
                            order_by="day", code="code", code_hierarchy=folder / "hospital_hierarchy_code.csv",
                            hierarchy_dir=folder, identifiers=["name"])
 
 
-@computed_once(maxsize=16)
-def release_figures(k: int, relational_only: bool):
-    """The release at k, each attacker's success before and after it (``attack_figures``), and the
-    fewest patients sharing a whole released record."""
-    data = hospital()
-    release = anonymize_sequential(data, k, relational_only=relational_only)
-    released = released_records(data, release.entities, release.events, release.intervals)
-    figures = attack_figures(data, released, release.pseudonym, sample=None)
-    shared = check_release(release.entities, release.events, entity_id="patient_id", qi=data.qi,
-                           sequence_key="visit_id", order_by="day", code="code")
-    return release, figures, int(shared.min())
+def hospital() -> SequentialData:
+    return dataset(HOSPITAL)
 
 
-def release_for(k: int, relational_only: bool):
+@dataclass(frozen=True, eq=False)
+class Shown:
+    """A release as the tab shows it: ``base`` (pseudonyms, groups, losses), the released entity
+    table, the released events as one stream (columns: id, visit, time, code, as the data names them)
+    and the released rows of every satellite (by name)."""
+
+    base: SequentialRelease
+    entities: pd.DataFrame
+    events: pd.DataFrame
+    satellites: dict
+
+
+@computed_once(maxsize=32)
+def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
+    """The release at k (:class:`Shown`), each attacker's success before and after it
+    (``attack_figures``), and the fewest patients sharing a whole released record."""
+    data = dataset(sample)
+    if sample == STUDY:
+        release = anonymize_study(data, k, relational_only=relational_only)
+        signature = study_signatures(release.tables, data)
+        shared = int(signature.map(signature.value_counts()).min())
+        shown = Shown(release.base, release.tables[data.name], merged_from_tables(release.tables, data),
+                      {s.name: release.tables[s.name] for s in data.satellites})
+    else:
+        base = anonymize_sequential(data, k, relational_only=relational_only)
+        shared = int(check_release(base.entities, base.events, entity_id="patient_id", qi=data.qi,
+                                   sequence_key="visit_id", order_by="day", code="code").min())
+        shown = Shown(base, base.entities, base.events, {})
+    released = released_records(data, shown.entities, shown.events, shown.base.intervals)
+    return shown, attack_figures(data, released, shown.base.pseudonym, sample=None), shared
+
+
+def release_for(k: int, relational_only: bool, sample: str = HOSPITAL):
     """(release, success of the QIs + 2 codes attacker against it, fewest patients sharing a record)."""
-    release, figures, shared = release_figures(k, relational_only)
-    return release, figures["qi_2_codes"]["after"], shared
+    shown, figures, shared = release_figures(k, relational_only, sample)
+    return shown.base, figures["qi_2_codes"]["after"], shared
 
 
-@computed_once(maxsize=1)
-def attack_curves() -> pd.DataFrame:
+@computed_once(maxsize=2)
+def attack_curves(sample: str = HOSPITAL) -> pd.DataFrame:
     """Per k and attacker: success before, against the relational-only release, against the release of
     both parts, and 1/k."""
     rows = []
     for k in CURVE_KS:
-        both, relational = release_figures(k, False)[1], release_figures(k, True)[1]
+        both, relational = release_figures(k, False, sample)[1], release_figures(k, True, sample)[1]
         for name, text in ATTACKER_TEXT.items():
             rows.append({"k": k, "attacker": text, BEFORE: both[name]["before"],
                          RELATIONAL: relational[name]["after"], BOTH: both[name]["after"], "1/k": 1 / k})
     return pd.DataFrame(rows)
 
 
+def code_text(data: SequentialData, label: str) -> str:
+    """A code as the page shows it: a study's event code as its column values (``nystatin/medium``)."""
+    return "/".join(split_label(label)[1]) if data.event_tables else label
+
+
 class SequencesState(param.Parameterized):
+    sample = param.Selector(default=HOSPITAL, objects=SAMPLES)
     k = param.Selector(default=5, objects=list(CURVE_KS))
 
     def figures(self) -> dict:
         """The release at k: fewest patients sharing a whole record, losses, codes suppressed, attacks' success."""
-        release, figures, shared = release_figures(self.k, False)
-        return {"patients": PATIENTS, "shared": shared, "relational_loss": release.relational_loss,
-                "sequence_loss": release.sequence_loss, "suppressed_codes": int(release.suppressed_elements.sum()),
+        shown, figures, shared = release_figures(self.k, False, self.sample)
+        return {"patients": PATIENTS, "shared": shared, "relational_loss": shown.base.relational_loss,
+                "sequence_loss": shown.base.sequence_loss,
+                "suppressed_codes": int(shown.base.suppressed_elements.sum()),
                 "attack": figures["qi_2_codes"]["after"], "full_knowledge": figures["full_knowledge"]["after"]}
+
+    def tables(self) -> str:
+        """The tables of the sample, as one line."""
+        data = dataset(self.sample)
+        events = ", ".join(t.name for t in data.event_tables) or "visits"
+        satellites = "".join(f", {s.name} ({', '.join(s.qi)})" for s in data.satellites)
+        return f"patients ({', '.join(data.qi)}){satellites}; visits made of {events}"
 
     def attackers(self) -> pd.DataFrame:
         """The three attackers at k: success before, relational part only, both parts, beside 1/k."""
-        curves = attack_curves()
+        curves = attack_curves(self.sample)
         return curves[curves["k"] == self.k].drop(columns="k").reset_index(drop=True)
 
     def timelines(self, n: int = 4) -> pd.DataFrame:
-        data = hospital()
-        release = release_figures(self.k, False)[0]
+        """The first n patients before and after: QIs, satellite rows, visits with their codes."""
+        data = dataset(self.sample)
+        shown = release_figures(self.k, False, self.sample)[0]
+        visit, when, code = (VISIT, WHEN, EVENT) if data.event_tables else ("visit_id", "day", "code")
         rows = []
         for e in range(n):
-            before = " / ".join(f"day {t:g}: " + " ".join(data.code_hierarchy.ground[c] for c in codes)
-                                for t, codes in data.visits(e))
-            mine = release.events[release.events["patient_id"] == release.pseudonym[e]]
-            after = " / ".join(f"{when}: " + " ".join(group["code"])
-                               for (_, when), group in mine.groupby(["visit_id", "day"], sort=False))
-            rel = release.entities.set_index("patient_id").loc[release.pseudonym[e]]
-            rows.append({"patient": data.entities["patient_id"].iloc[e],
-                         "before": f"{data.entities['age'].iloc[e]}, {data.entities['sex'].iloc[e]}, "
-                                   f"{data.entities['zip'].iloc[e]} | {before}",
-                         "after": f"{rel['age']}, {rel['sex']}, {rel['zip']} | {after or '(all suppressed)'}"})
+            name = shown.base.pseudonym[e]
+            before = " / ".join(f"{data.time_scale.text(data.times[data.code_ptr[v]])}: " + " ".join(
+                code_text(data, data.code_hierarchy.ground[c]) for c in data.codes[data.code_ptr[v]:data.code_ptr[v + 1]])
+                for v in range(data.visit_ptr[e], data.visit_ptr[e + 1]))
+            mine = shown.events[shown.events[data.entity_id] == name]
+            after = " / ".join(f"{t}: " + " ".join(code_text(data, c) for c in group[code])
+                               for (_, t), group in mine.groupby([visit, when], sort=False))
+            released = shown.entities.set_index(data.entity_id).loc[name]
+            qi_before = ", ".join(str(data.entities[q].iloc[e]) for q in data.qi)
+            qi_after = ", ".join(str(released[q]) for q in data.qi)
+            for sat in data.satellites:
+                mine_before = sat.codes[sat.row_ptr[e]:sat.row_ptr[e + 1]]
+                qi_before += " [" + "; ".join(" ".join(h.ground[c] for h, c in zip(sat.hierarchies, row, strict=True))
+                                               for row in mine_before) + "]"
+                frame = shown.satellites[sat.name]
+                qi_after += " [" + "; ".join(" ".join(row) for row in
+                                             frame[frame[data.entity_id] == name][list(sat.qi)].to_numpy()) + "]"
+            rows.append({"patient": data.entities[data.entity_id].iloc[e], "before": f"{qi_before} | {before}",
+                         "after": f"{qi_after} | {after or '(all suppressed)'}"})
         return pd.DataFrame(rows)

@@ -13,8 +13,8 @@ from microrelease.app.text import tabulator_titles
 
 def summary_text(s: SequencesState) -> str:
     f = s.figures()
-    return (f"k = {s.k} on {f['patients']} patients: every patient shares age, sex, ZIP **and** the whole visit "
-            f"history with at least **{f['shared'] - 1}** others; relational loss (NCP) **{f['relational_loss']:.3f}**, "
+    return (f"k = {s.k} on {f['patients']} patients ({s.tables()}): every patient shares all of it, QIs "
+            f"**and** the whole visit history, with at least **{f['shared'] - 1}** others; relational loss (NCP) **{f['relational_loss']:.3f}**, "
             f"sequence loss **{f['sequence_loss']:.3f}** ({f['suppressed_codes']} codes "
             f"suppressed); an attacker knowing the QIs and 2 codes in order succeeds with probability "
             f"**{f['attack']:.3f}**, one knowing the whole history with times **{f['full_knowledge']:.3f}** "
@@ -34,12 +34,14 @@ class SequencesView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.k = pn.widgets.RadioButtonGroup.from_param(self.state.param.k, label="k", css_classes=["seq-k"])
+        self.sample = pn.widgets.RadioButtonGroup.from_param(self.state.param.sample, name="sample",
+                                                             css_classes=["seq-sample"])
 
-    @param.depends("state.k")
+    @param.depends("state.k", "state.sample")
     def summary(self):
         return pn.pane.Markdown(summary_text(self.state), css_classes=["seq-summary"], sizing_mode="stretch_width")
 
-    @param.depends("state.k")
+    @param.depends("state.k", "state.sample")
     def attackers(self):
         table = self.state.attackers()
         numbers = [c for c in table.columns if c != "attacker"]
@@ -48,14 +50,14 @@ class SequencesView(pn.viewable.Viewer):
                                     titles=tabulator_titles(table), sizing_mode="stretch_width",
                                     css_classes=["seq-attackers"])
 
-    @param.depends("state.k")
+    @param.depends("state.k", "state.sample")
     def timelines(self):
         return pn.widgets.Tabulator(self.state.timelines(), disabled=True, show_index=False, layout="fit_data_stretch",
                                     sizing_mode="stretch_width", css_classes=["seq-timelines"])
 
-    @param.depends("state.k")
+    @param.depends("state.k", "state.sample")
     def attack_plot(self):
-        data = attack_curves()
+        data = attack_curves(self.state.sample)
         curves = [hv.Curve(rows, "k", BOTH, label=name).opts(line_width=2)
                   for name, rows in data.groupby("attacker", sort=False)]
         bound = hv.Curve(data.drop_duplicates("k"), "k", "1/k", label="1/k").opts(**BOUND)
@@ -69,10 +71,11 @@ class SequencesView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             "### Relational + sequential data (patients and their visits)",
-            pn.pane.Markdown("Patients are grouped by a cost over both parts; in each group the QIs are generalized "
-                             "to a common level and the visit histories aligned and generalized until identical. "
+            pn.pane.Markdown("Patients are grouped by a cost over both parts; in each group the QIs (and the rows "
+                             "of satellite tables such as insurance) are generalized to common values and the visit "
+                             "histories (over every event table) aligned and generalized until identical. "
                              "Protecting the relational part alone leaves the visit codes to single people out."),
-            self.k, self.summary, "**Three attackers at this k**", pn.pane.Markdown(ATTACKERS_NOTE),
+            self.sample, self.k, self.summary, "**Three attackers at this k**", pn.pane.Markdown(ATTACKERS_NOTE),
             self.attackers, self.attack_plot, "**Patients before and after**", self.timelines,
             sizing_mode="stretch_width",
         )

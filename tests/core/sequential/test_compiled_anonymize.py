@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sequential_util import by_entity
 
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential import anonymize as anonymize_module
@@ -24,16 +25,6 @@ def hospital(every: int):
     return load_sequential(patients[["patient_id", "name", "age", "sex", "zip"]], visits, entity_id="patient_id",
                            qi=["age", "sex", "zip"], sequence_key="visit_id", order_by="day", code="code",
                            code_hierarchy=h / "hospital_hierarchy_code.csv", hierarchy_dir=h, identifiers=["name"])
-
-
-def by_entity(release) -> dict[int, list[tuple]]:
-    """Each input entity's released events (visit rank, time, code), the pseudonyms undone."""
-    index = {name: e for e, name in enumerate(release.pseudonym)}
-    out: dict[int, list[tuple]] = {}
-    for row in release.events.itertuples(index=False):
-        ident, visit, when, code = row
-        out.setdefault(index[ident], []).append((visit.rsplit("-V", 1)[1], when, code))
-    return {e: sorted(v) for e, v in out.items()}
 
 
 @pytest.mark.parametrize("k", [2, 5])

@@ -1,0 +1,156 @@
+"""Loading a study (:mod:`~microrelease.core.sequential.study_config`) into one
+:class:`~microrelease.core.sequential.model.SequentialData`.
+
+- The entity table is read as in the one-table model (its QIs, identifiers, ``keep``, ``drop``).
+- Each satellite table is checked (every column is the entity id, a QI, an identifier or dropped;
+  refused by name otherwise; no row of an unknown or blank entity id) and encoded
+  (:mod:`~microrelease.core.sequential.satellites`).
+- The event tables are merged into one event stream: a *visit* is an entity's events that share a
+  sequence-key value, **across** the event tables (a visit id in diagnoses and in prescriptions is one
+  visit); within it, events are ordered by time, then by table (in the study's order), then by input
+  row. Each event is one event code of the in-step hierarchy of
+  :mod:`~microrelease.core.sequential.event_codes`. Time columns are parsed per table, so an error
+  names its table, and must be of one kind (numbers, dates or timestamps) across the study.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from microrelease.core.data.dataset import as_text, read_table, resolve_hierarchies
+from microrelease.core.data.roles import Schema
+from microrelease.core.exceptions import DataError
+from microrelease.core.lattice.hierarchies import MISSING
+from microrelease.core.sequential.event_codes import EventColumns, event_hierarchy, event_labels
+from microrelease.core.sequential.model import (
+    CODE,
+    DROPPED,
+    ENTITY_ID,
+    IDENTIFIER,
+    KEPT,
+    QI,
+    ROW_QI,
+    SEQUENCE_KEY,
+    TIME,
+    SequentialData,
+)
+from microrelease.core.sequential.satellites import encode_satellite
+from microrelease.core.sequential.study_config import Study, TableSpec
+from microrelease.core.sequential.times import parse_times
+
+# the merged event stream's columns (never written: the release splits it back into its tables)
+VISIT, WHEN, EVENT = "\x1fvisit", "\x1ftime", "\x1fevent"
+
+
+@dataclass(frozen=True)
+class EventTable:
+    """One event table of a study, as the release writes it back."""
+
+    name: str
+    id: str
+    sequence_key: str
+    time: str
+    codes: tuple[str, ...]
+    rows: int  # input events
+
+
+def _roles(spec: TableSpec, columns: list[str], fixed: dict[str, str]) -> dict[str, str]:
+    """Each column's role; DataError naming a column with none, two, or absent from the table."""
+    declared = dict(fixed)
+    for role, names in ((IDENTIFIER, spec.identifiers), (DROPPED, spec.drop)):
+        for c in names:
+            if c in declared:
+                raise DataError(f"column {c!r} of {spec.name!r} is given twice (as {declared[c]} and as {role})",
+                                parameter="config")
+            declared[c] = role
+    absent = [c for c in declared if c not in columns]
+    if absent:
+        raise DataError(f"{spec.name!r} ({spec.file.name}) has no column(s) {absent}; it has {columns}",
+                        parameter="config")
+    unnamed = [c for c in columns if c not in declared]
+    if unnamed:
+        where = "'keep' (released as is, without protection), 'identifiers' or 'drop'" if KEPT in fixed.values() \
+            or spec.keep else "'identifiers' or 'drop'"
+        raise DataError(f"column(s) {unnamed} of {spec.name!r} have no role: name them in {where} (no column is "
+                        "left out unnamed)", parameter="config")
+    return {c: declared[c] for c in columns}
+
+
+def _positions(frame: pd.DataFrame, spec: TableSpec, ids: pd.Index) -> np.ndarray:
+    """Each row's entity position; DataError for a blank or unknown entity id, naming the table."""
+    text = as_text(frame[spec.id])
+    blank = int((text == MISSING).sum())
+    if blank:
+        raise DataError(f"{blank} row(s) of {spec.name!r} have a blank {spec.id!r}", parameter="config")
+    position = ids.get_indexer(text)
+    if (position < 0).any():
+        unknown = sorted(set(text[position < 0]))
+        raise DataError(f"{int((position < 0).sum())} row(s) of {spec.name!r} name entities absent from the entity "
+                        f"table: {unknown[:10]}", parameter="config")
+    return position
+
+
+def _hierarchies(spec: TableSpec, columns: tuple[str, ...]):
+    if not columns:
+        return ()
+    return resolve_hierarchies(Schema(columns), dict(spec.hierarchies), spec.hierarchy_dir)
+
+
+def load_study(study: Study, tables: Mapping[str, pd.DataFrame] | None = None) -> SequentialData:
+    """Read and validate a study's tables (``tables``: frames by table name, instead of its files)."""
+    given = dict(tables or {})
+
+    def frame(spec: TableSpec) -> pd.DataFrame:
+        table = given[spec.name] if spec.name in given else read_table(spec.file)
+        return table.reset_index(drop=True)
+
+    ent = study.entities
+    entities = frame(ent)
+    if ent.id not in entities.columns:
+        raise DataError(f"the entity table {ent.name!r} has no id column {ent.id!r}; it has {list(entities.columns)}",
+                        parameter="config")
+    # checked here as well as by the model, so that an error names the table and the study file
+    _roles(ent, list(entities.columns), {ent.id: ENTITY_ID, **dict.fromkeys(ent.qi, QI), **dict.fromkeys(ent.keep, KEPT)})
+    ids = pd.Index(as_text(entities[ent.id]))
+    roles: dict[str, dict[str, str]] = {}
+    satellites = []
+    for spec in study.satellites:
+        table = frame(spec)
+        roles[spec.name] = _roles(spec, list(table.columns), {spec.id: ENTITY_ID, **dict.fromkeys(spec.qi, ROW_QI)})
+        if not spec.qi:
+            raise DataError(f"the satellite {spec.name!r} names no 'qi': drop the table, or name its QIs",
+                            parameter="config")
+        satellites.append(encode_satellite(spec.name, table, _positions(table, spec, ids), len(ids), spec.qi,
+                                           _hierarchies(spec, spec.qi)))
+    merged, infos, columns, scales = [], [], [], []
+    for spec in study.events:
+        table = frame(spec)
+        if not spec.codes:
+            raise DataError(f"the event table {spec.name!r} names no 'codes'", parameter="config")
+        roles[spec.name] = _roles(spec, list(table.columns), {spec.id: ENTITY_ID, spec.sequence_key: SEQUENCE_KEY,
+                                                              spec.time: TIME, **dict.fromkeys(spec.codes, CODE)})
+        position = _positions(table, spec, ids)
+        visit = as_text(table[spec.sequence_key])
+        if (visit == MISSING).any():
+            raise DataError(f"{int((visit == MISSING).sum())} event(s) of {spec.name!r} have a blank "
+                            f"{spec.sequence_key!r}", parameter="config")
+        time = as_text(table[spec.time])
+        scales.append(parse_times(time, f"{spec.name}.{spec.time}")[1])  # errors name the table
+        cols = EventColumns(spec.name, spec.codes, _hierarchies(spec, spec.codes))
+        columns.append(cols)
+        merged.append(pd.DataFrame({ent.id: ids[position], VISIT: visit.to_numpy(), WHEN: time.to_numpy(),
+                                    EVENT: event_labels(table, cols).to_numpy()}))
+        infos.append(EventTable(spec.name, spec.id, spec.sequence_key, spec.time, spec.codes, len(table)))
+    kinds = {(s.kind if s.kind != "integers" else "numbers", s.zone) for s in scales}
+    if len(kinds) > 1:
+        raise DataError("the event tables' times are of different kinds: "
+                        f"{ {f'{s.column}': s.describe() for s in scales} }; give them one kind", parameter="config")
+    events = pd.concat(merged, ignore_index=True)
+    codes = event_hierarchy(columns, events[EVENT].tolist())
+    return SequentialData(entities, events, ent.id, ent.qi, ent.identifiers,
+                          _hierarchies(ent, ent.qi), codes, VISIT, WHEN, EVENT, ent.keep, ent.drop,
+                          tuple(satellites), tuple(infos), roles, ent.name)
