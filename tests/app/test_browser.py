@@ -184,6 +184,15 @@ def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
     assert f"at least {shared - 1} others" in text and shared >= 10 and f"{attack:.3f}" in text
     page.locator(".seq-timelines .tabulator-row").first.wait_for()
     screenshot(page, "sequences_k10")
+    # the multi-table study: its tables named, the guarantee over all of them, insurance rows shown
+    page.locator(".seq-sample button", has_text="study").click()
+    summary.locator("text=insurance").wait_for(timeout=120_000)
+    release, attack, shared = release_for(10, False, "study")
+    text = summary.text_content()
+    assert "diagnoses, prescriptions" in text and f"at least {shared - 1} others" in text and shared >= 10
+    assert f"{attack:.3f}" in text
+    page.locator(".seq-timelines .tabulator-row", has_text="[").first.wait_for()
+    screenshot(page, "sequences_study_k10")
     assert not errors(page), errors(page)
 
 

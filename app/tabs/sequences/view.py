@@ -52,8 +52,10 @@ class SequencesView(pn.viewable.Viewer):
 
     @param.depends("state.k", "state.sample")
     def timelines(self):
-        return pn.widgets.Tabulator(self.state.timelines(), disabled=True, show_index=False, layout="fit_data_stretch",
-                                    sizing_mode="stretch_width", css_classes=["seq-timelines"])
+        # long histories wrap inside their cell rather than run off the page
+        return pn.widgets.Tabulator(self.state.timelines(), disabled=True, show_index=False, layout="fit_columns",
+                                    formatters={"before": {"type": "textarea"}, "after": {"type": "textarea"}},
+                                    widths={"patient": 90}, sizing_mode="stretch_width", css_classes=["seq-timelines"])
 
     @param.depends("state.k", "state.sample")
     def attack_plot(self):
