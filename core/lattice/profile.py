@@ -83,6 +83,7 @@ class LatticeProfile:
     failing_rows: np.ndarray | None = None
     models: tuple = ()
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
+    quality: object = None  # the quality models' share mass (quality.Quality), when built with quality=True
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def monotone(self, max_sup: int) -> bool:
@@ -202,6 +203,7 @@ def profile_frequency_set(
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    quality: bool = False,
 ) -> LatticeProfile:
     """Build the whole-lattice profile from a frequency set.
 
@@ -215,6 +217,7 @@ def profile_frequency_set(
         of classes per level of its depth-first path (at most the frequency set's size each), so
         for very large frequency sets fewer chunks run at once (down to one, on one thread):
         memory stays bounded by the budget or one chunk, whichever is larger, at the cost of time.
+    quality : also sum the share mass the quality models need (:mod:`.quality`).
     """
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.",
@@ -227,6 +230,11 @@ def profile_frequency_set(
         raise InvalidParameterError(
             f"strategy={strategy!r} needs the QIs' codes to pack into {_KEY_BITS} bits; use 'direct'"
         )
+    if quality:
+        from microrelease.core.lattice.quality import build_quality
+
+        return build_quality(freq, hierarchies, lattice, spec, strategy, progress=progress, should_stop=should_stop,
+                             workers=workers, memory_budget=memory_budget)
     if strategy == "direct":
         return _profile_direct(freq, hierarchies, lattice, progress, should_stop)
     if strategy == "numba":
@@ -247,13 +255,14 @@ def build_profile(
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    quality: bool = False,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
     engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`)."""
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,
-        memory_budget=memory_budget,
+        memory_budget=memory_budget, quality=quality,
     )
 
 
@@ -269,7 +278,7 @@ def chunks_in_flight(n_distinct: int, inner_depth: int, workers: int, memory_bud
 
 def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts: np.ndarray, inner, roll_once, *,
             progress: Progress | None = None, should_stop: ShouldStop | None = None, workers: int | None = None,
-            memory_budget: int = MEMORY_BUDGET) -> list[tuple]:
+            memory_budget: int = MEMORY_BUDGET, with_start: bool = False) -> list[tuple]:
     """Run a roll-up kernel over the whole lattice, in chunks, from the bottom node's classes.
 
     The QIs are split: ``inner(keys, counts, heights, shifts, masks, parent_flat, parent_off)``
@@ -278,6 +287,8 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
     the other QIs, each reached with ``roll_once`` from the previous one. Between chunks
     ``should_stop`` is polled (raising :class:`Cancelled`) and ``progress`` told the fraction done.
     Returns one piece per chunk: its kernel's result with the local ids made lattice node numbers.
+    ``with_start``: ``inner`` also gets the levels of the other QIs (the chunk's start node), for
+    kernels that read a class's codes at their levels.
     """
     workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
     check_int(memory_budget, "memory_budget", low=0)
@@ -293,7 +304,8 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
     m_outer = len(outer_shape)
 
     def chunk(keys, counts, outer_vec):
-        order, *rest = inner(keys, counts, inner_heights, shifts[:p], masks[:p], parent_flat, parent_off[:p])
+        start = (np.asarray(outer_vec, dtype=np.int64),) if with_start else ()
+        order, *rest = inner(keys, counts, inner_heights, shifts[:p], masks[:p], parent_flat, parent_off[:p], *start)
         outer_id = int(np.ravel_multi_index(outer_vec, outer_shape)) if outer_shape else 0
         return (order * outer_size + outer_id, *rest)
 

@@ -1,0 +1,105 @@
+"""ARX's quality models for every node from the profile: against ARX's own optima on adult, and against
+definitions written here row by row on small random tables (no code of quality.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from microrelease.core.data.dataset import load_dataset
+from microrelease.core.data.samples import load_sample
+from microrelease.core.lattice.hierarchies import Hierarchy
+from microrelease.core.lattice.profile import build_profile
+from microrelease.core.lattice.quality import QUALITY_MODELS, optimum
+from microrelease.core.lattice.search import query
+
+ADULT_QI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
+
+
+@pytest.fixture(scope="module")
+def adult():
+    return build_profile(load_sample("adult", qi=ADULT_QI), quality=True)
+
+
+def test_the_loss_and_height_optima_are_arx_s_on_adult(adult):
+    """ARX's optima and values for this data and these hierarchies (issue 17): MaxSup 1 % = ⌊0.01 n⌋ rows."""
+    answer = query(adult, 5, 0)
+    best, _ = optimum(answer, "loss")
+    assert answer.lattice.node(best) == (0, 4, 0, 2, 3, 2, 2, 1)
+    assert QUALITY_MODELS["loss"].score(adult, 5)[best] == pytest.approx(0.591585, abs=5e-7)
+    height, _ = optimum(answer, "height")
+    assert answer.lattice.node_heights[height] == 13
+    answer = query(adult, 5, adult.n_rows // 100)
+    best, _ = optimum(answer, "loss")
+    assert answer.lattice.node(best) == (0, 3, 0, 1, 3, 1, 1, 2)
+    assert QUALITY_MODELS["loss"].score(adult, 5)[best] == pytest.approx(0.358785, abs=5e-7)
+    assert answer.stats.suppressed[best] == 273
+
+
+def test_the_compiled_profile_has_the_plain_profile_s_histograms_and_the_direct_path_s_masses(adult):
+    plain = build_profile(load_sample("adult", qi=ADULT_QI[:5]))
+    compiled = build_profile(load_sample("adult", qi=ADULT_QI[:5]), quality=True, strategy="numba")
+    direct = build_profile(load_sample("adult", qi=ADULT_QI[:5]), quality=True, strategy="direct")
+    for p in (compiled, direct):
+        assert np.array_equal(p.offsets, plain.offsets) and np.array_equal(p.sizes, plain.sizes)
+        assert np.array_equal(p.counts, plain.counts)
+    np.testing.assert_allclose(compiled.quality.mass, direct.quality.mass, rtol=1e-12)
+
+
+def random_table(rng, n):
+    """Three QIs with small hierarchies of different heights (one of height 0)."""
+    ages = [str(a) for a in range(20, 28)]
+    h_age = Hierarchy("age", tuple((a, f"{int(a) // 2 * 2}-{int(a) // 2 * 2 + 1}", f"{int(a) // 4 * 4}+", "*")
+                                   for a in ages))
+    h_sex = Hierarchy("sex", (("F", "*"), ("M", "*"), ("X", "*")))  # X never occurs: |D| counts it
+    h_zip = Hierarchy("zip", (("z1",), ("z2",)))
+    table = pd.DataFrame({"age": rng.choice(ages[:6], n), "sex": rng.choice(["F", "M"], n, p=[0.7, 0.3]),
+                          "zip": rng.choice(["z1", "z2"], n, p=[0.9, 0.1])})
+    return table, (h_age, h_sex, h_zip)
+
+
+def brute_force(table, hierarchies, node, k):
+    """Every model at ``node``, row by row from its definition (issue 17), classes < k suppressed."""
+    gen = pd.DataFrame({h.attribute: h.generalize(table[h.attribute], d) for h, d in zip(hierarchies, node, strict=True)})
+    size = gen.groupby(list(gen.columns))[gen.columns[0]].transform("size").to_numpy()
+    suppressed = size < k
+    n, m, s = len(table), len(hierarchies), int(suppressed.sum())
+    losses, precisions = [], []
+    for h, d in zip(hierarchies, node, strict=True):
+        under = {label: sum(1 for g in h.ground if h.generalize([g], d)[0] == label) for label in set(gen[h.attribute])}
+        share = np.where(suppressed, 1.0, gen[h.attribute].map(under).to_numpy() / len(h.ground))
+        floor = n / len(h.ground)
+        losses.append((share.sum() - floor) / (n - floor))
+        precisions.append(np.where(suppressed, 1.0, d / h.height if h.height else 0.0).mean())
+    sizes = gen.groupby(list(gen.columns)).size().to_numpy()
+    released = sizes[sizes >= k]
+    return {"loss": float(np.prod(1 + np.array(losses)) ** (1 / m) - 1), "precision": float(np.mean(precisions)),
+            "height": float(sum(node)), "discernibility": float((released ** 2).sum() + s * n),
+            "dm-star": float((sizes ** 2).sum()), "aecs": n / (len(released) + (1 if s else 0))}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
+    rng = np.random.default_rng(seed)
+    table, hierarchies = random_table(rng, int(rng.integers(5, 60)))
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    dataset = load_dataset(path, qi=("age", "sex", "zip"), hierarchies={h.attribute: h for h in hierarchies})
+    profile = build_profile(dataset, quality=True)
+    for k in (1, 2, 3, 5):
+        scores = {name: q.score(profile, k) for name, q in QUALITY_MODELS.items()}
+        for i, node in enumerate(profile.lattice):
+            expected = brute_force(table, hierarchies, node, k)
+            for name, value in expected.items():
+                assert scores[name][i] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, node, k)
+
+
+def test_the_optimum_is_the_best_satisfying_node_and_the_best_k_minimal_one_is_given_too(adult):
+    answer = query(adult, 5, adult.n_rows // 100)
+    for name, model in QUALITY_MODELS.items():
+        best, best_minimal = optimum(answer, name)
+        score = np.round(model.score(adult, 5), 9)
+        assert answer.satisfying[best] and answer.minimal[best_minimal]
+        assert score[best] == score[answer.satisfying].min()
+        assert score[best_minimal] == score[answer.minimal].min() >= score[best]
