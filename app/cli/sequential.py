@@ -208,5 +208,7 @@ def run_study(request: SequentialRequest, weights) -> int:
                             relative_time=request.relative_time)
     report = published.data
     rows = ", ".join(f"{n} {r}" for n, r in report["counts"]["released_rows"].items())
+    inputs = {t.name: t.rows for t in data.event_tables} | {s.name: len(s.entity) for s in data.satellites}
+    lost = ", ".join(f"{n} {release.suppressed[n] / inputs[n]:.0%}" for n in inputs if inputs[n])
     return finish(published, output, f"wrote {rows} rows to {output.path}; every entity shares all its tables with "
-                                     f">= {report['check']['smallest_shared_set'] - 1} others")
+                                     f">= {report['check']['smallest_shared_set'] - 1} others; rows suppressed: {lost}")

@@ -2,18 +2,30 @@
 
 A *study* is the patent's data: one entity table (one row per entity), any number of relational
 *satellite tables* (rows keyed by the entity id, each with its own QIs) and any number of *event
-tables* (entity id, sequence key, time, one or more code columns). The TOML form::
+tables* (entity id, sequence key, time, one or more code columns). The TOML form (one key per line; the bundled ``sample_data/study/study.toml`` is a complete one)::
 
     [entities]                       # name = output file stem (default "entities")
-    name = "patients"; file = "patients.csv"; id = "patient_id"
-    qi = ["age", "sex", "zip"]; identifiers = ["name"]; keep = []; drop = ["cost"]
+    name = "patients"
+    file = "patients.csv"
+    id = "patient_id"
+    qi = ["age", "sex", "zip"]
+    identifiers = ["name"]
+    keep = []
+    drop = ["cost"]
     hierarchy_dir = "."              # and/or hierarchies = { age = "age.csv" }
 
     [[satellites]]                   # any number; id defaults to [entities].id
-    name = "insurance"; file = "insurance.csv"; qi = ["plan", "since"]; identifiers = ["policy_number"]
+    name = "insurance"
+    file = "insurance.csv"
+    qi = ["plan", "since"]
+    identifiers = ["policy_number"]
 
     [[events]]                       # at least one
-    name = "diagnoses"; file = "diagnoses.csv"; sequence_key = "visit_id"; time = "date"; codes = ["icd"]
+    name = "diagnoses"
+    file = "diagnoses.csv"
+    sequence_key = "visit_id"
+    time = "date"
+    codes = ["icd"]
 
     [anonymization]                  # optional: k, variant, relative_time, weights = {relational, sequence, time}
 
@@ -35,6 +47,8 @@ SATELLITE_KEYS = {"name", "file", "id", "qi", "identifiers", "drop", "hierarchie
 EVENT_KEYS = {"name", "file", "id", "sequence_key", "time", "codes", "identifiers", "drop", "hierarchies",
               "hierarchy_dir"}
 ANONYMIZATION_KEYS = {"k", "variant", "relative_time", "weights"}
+WEIGHTS = {"relational", "sequence", "time"}  # CostWeights' fields
+VARIANTS = ("greedy", "ranking")  # grouping.VARIANTS (not imported: reading a study needs no kernels)
 
 
 @dataclass(frozen=True)
@@ -141,11 +155,35 @@ def parse_study(raw: Mapping, folder: Path, source: Path | None = None) -> Study
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise DataError(f"table name(s) {twice} used twice: each names an output file", parameter="config")
-    settings = raw.get("anonymization", {})
+    folded = [n.casefold() for n in names]
+    alike = sorted({n for n in names if folded.count(n.casefold()) > 1})
+    if alike:
+        raise DataError(f"table names {alike} differ only in case: their output files would collide on some file "
+                        "systems", parameter="config")
+    return Study(entities, satellites, events, _settings(raw.get("anonymization", {})), source)
+
+
+def _settings(settings) -> dict:
+    """The [anonymization] table, each value checked (a misspelt weight or a text for a flag is refused)."""
     if not isinstance(settings, dict) or set(settings) - ANONYMIZATION_KEYS:
-        raise DataError(f"[anonymization]: unknown key(s) {sorted(set(settings) - ANONYMIZATION_KEYS)}; allowed: "
-                        f"{sorted(ANONYMIZATION_KEYS)}", parameter="config")
-    return Study(entities, satellites, events, dict(settings), source)
+        unknown = sorted(set(settings) - ANONYMIZATION_KEYS) if isinstance(settings, dict) else settings
+        raise DataError(f"[anonymization]: unknown key(s) {unknown}; allowed: {sorted(ANONYMIZATION_KEYS)}",
+                        parameter="config")
+    k = settings.get("k", 1)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise DataError(f"[anonymization]: 'k' must be a whole number >= 1, got {k!r}", parameter="config")
+    if settings.get("variant", "greedy") not in VARIANTS:
+        raise DataError(f"[anonymization]: 'variant' must be one of {list(VARIANTS)}, got {settings['variant']!r}",
+                        parameter="config")
+    if not isinstance(settings.get("relative_time", False), bool):
+        raise DataError(f"[anonymization]: 'relative_time' must be true or false (not text), got "
+                        f"{settings['relative_time']!r}", parameter="config")
+    weights = settings.get("weights", {})
+    if not isinstance(weights, dict) or set(weights) - WEIGHTS or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in weights.values()):
+        raise DataError(f"[anonymization]: 'weights' must map some of {sorted(WEIGHTS)} to numbers, got {weights!r}",
+                        parameter="config")
+    return dict(settings)
 
 
 def _list(value, section: str) -> list:

@@ -34,7 +34,7 @@ from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.cost import CostWeights
 from microrelease.core.sequential.event_codes import SEPARATOR
 from microrelease.core.sequential.guarantee import released_records, signatures, unescaped
-from microrelease.core.sequential.model import ENTITY_ID, IDENTIFIER, SequentialData
+from microrelease.core.sequential.model import ENTITY_ID, IDENTIFIER, KEPT, SequentialData
 from microrelease.core.sequential.release import anonymize_sequential, attack_section, in_random_blocks
 from microrelease.core.sequential.satellites import anonymize_satellite
 from microrelease.core.sequential.study import EVENT, VISIT, WHEN
@@ -60,18 +60,20 @@ class StudyRelease:
 def split_events(events: pd.DataFrame, data: SequentialData) -> dict[str, pd.DataFrame]:
     """The merged released events (consensus order within each visit) as one frame per event table."""
     position = events.groupby([data.entity_id, VISIT], sort=False).cumcount() + 1
-    parts = events[EVENT].str.split(SEPARATOR, expand=True)
+    table = events[EVENT].astype(str).str.split(SEPARATOR, n=1).str[0]
     out = {}
     for t in data.event_tables:
         if POSITION in (t.id, t.sequence_key, t.time, *t.codes):
             raise DataError(f"{t.name!r} names a column {POSITION!r}: the release writes its own", parameter="config")
-        mine = (parts[0] == t.name).to_numpy()
-        frame = pd.DataFrame({t.id: events[data.entity_id][mine], t.sequence_key: events[VISIT][mine],
-                              t.time: events[WHEN][mine]})
-        for i, column in enumerate(t.codes, start=1):
-            frame[column] = parts[i][mine]
-        frame[POSITION] = position[mine].astype(str)
-        out[t.name] = frame.reset_index(drop=True)
+        mine = (table == t.name).to_numpy()
+        values = [label.split(SEPARATOR)[1:] for label in events[EVENT][mine]]  # none left: an empty table
+        frame = pd.DataFrame({t.id: events[data.entity_id][mine].to_numpy(), t.sequence_key: events[VISIT][mine].to_numpy(),
+                              t.time: events[WHEN][mine].to_numpy()})
+        codes = pd.DataFrame(values, columns=list(t.codes), dtype=object) if values else \
+            pd.DataFrame({c: pd.Series(dtype=object) for c in t.codes})
+        frame = pd.concat([frame, codes], axis=1)
+        frame[POSITION] = position[mine].astype(str).to_numpy()
+        out[t.name] = frame
     return out
 
 
@@ -160,12 +162,14 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
         smallest = int(shared.min()) if len(shared) else 0
         merged = merged_from_tables(read, data)
         identifiers = {c for roles in data.column_roles.values() for c, role in roles.items() if role == IDENTIFIER}
+        kept = [c for c, role in data.column_roles[data.name].items() if role == KEPT]
         present = {c for frame in read.values() for c in frame.columns}
         checks = [Check(f"{name}: rows", len(read[name]) == len(frame), f"{len(read[name])} written, {len(frame)} "
                         "expected") for name, frame in tables.items()]
         checks += [
             Check(f"{release.k}-anonymity over all tables", not len(shared) or smallest >= release.k,
-                  f"every entity shares QIs, satellite rows and whole history with >= {smallest - 1} others"),
+                  f"every entity shares QIs, satellite rows and whole history with >= {smallest - 1} others"
+                  + (f" (kept columns {kept} excepted: released without protection)" if kept else "")),
             Check("positions", _positions_ok(merged, data), "every visit's events numbered 1..n over all tables"),
             Check("identifiers absent", not identifiers & present, f"none of {sorted(identifiers)}"),
         ]

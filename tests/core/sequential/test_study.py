@@ -217,3 +217,63 @@ def test_f_sees_a_satellite_column_as_one_qi_through_the_first_rows(tmp_path):
     slots = ncp(plan, "Basic", "Plus") + ncp(since, "2015", "2015") + 1.0 + 1.0 + 0.0 + 0.0
     expected = 0.5 * (0 + 0 + 0 + slots / 3) / (3 + 2)
     assert got == pytest.approx(expected)
+
+
+def test_the_readme_study_sketch_is_valid_toml_and_reads_as_a_study(tmp_path):
+    import re
+    import tomllib
+    from pathlib import Path
+
+    from microrelease.core.sequential.study_config import parse_study
+
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    block = re.search(r"```toml\n(.*?)```", readme, re.S).group(1)
+    study = parse_study(tomllib.loads(block), tmp_path)
+    assert [t.name for t in study.tables] == ["patients", "insurance", "prescriptions"]
+    assert study.anonymization == {"k": 5}
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda t: t.replace('sequence_key = "visit_id"\ntime = "date"\ncodes = ["icd"]',
+                         'sequence_key = "date"\ntime = "date"\ncodes = ["icd"]'),
+     "column 'date' of 'diagnoses' is given twice (as sequence key and as time)"),
+    (lambda t: t.replace("k = 5", "k = \"5\""), "'k' must be a whole number >= 1, got '5'"),
+    (lambda t: t.replace("k = 5", "k = 5\nweights = { rel = 1 }"), "'weights' must map some of"),
+    (lambda t: t.replace("k = 5", "k = 5\nrelative_time = \"false\""), "'relative_time' must be true or false"),
+    (lambda t: t.replace('name = "insurance"', 'name = "Patients"'), "differ only in case"),
+    (lambda t: t.replace('file = "insurance.csv"', 'file = "."'), "'file' '"),
+    (lambda t: t.replace('file = "insurance.csv"', 'file = "C:\\\\data\\\\insurance.csv"'), "is not found"),
+])
+def test_review_mistakes_are_refused_by_name_not_by_a_traceback(tmp_path, edit, words):
+    toml = study_copy(tmp_path, edit)
+    with pytest.raises(DataError) as err:
+        load_study(read_study(toml))
+    assert words in str(err.value) and err.value.parameter == "config"
+
+
+def test_table_errors_name_the_table_and_the_study_not_a_one_table_flag(tmp_path):
+    study = read_study(study_copy(tmp_path))
+    raw = tables()
+    twice = pd.concat([raw["patients"], raw["patients"].head(1)])
+    with pytest.raises(DataError, match="entity ids repeat in 'patients'"):
+        load_study(study, {**raw, "patients": twice})
+    odd_time = raw["diagnoses"].assign(date=lambda f: f["date"].where(f.index != 0, "soon"))
+    with pytest.raises(DataError) as err:
+        load_study(study, {**raw, "diagnoses": odd_time})
+    assert err.value.parameter == "config" and str(err.value).startswith("'diagnoses' (diagnoses.csv): ")
+    unknown_icd = raw["diagnoses"].assign(icd=lambda f: f["icd"].where(f.index != 0, "Z99"))
+    with pytest.raises(DataError) as err:
+        load_study(study, {**raw, "diagnoses": unknown_icd})
+    assert "'diagnoses'" in str(err.value) and "Z99" in str(err.value) and err.value.parameter == "config"
+
+
+def test_integers_beyond_2_53_do_not_silently_mix_with_decimal_times(tmp_path):
+    study = read_study(study_copy(tmp_path))
+    raw = tables(every=50)
+    big = raw["diagnoses"].assign(date=[str(1_700_000_000_000_000_014 + i) for i in range(len(raw["diagnoses"]))])
+    decimal = raw["prescriptions"].assign(date=[f"{1.7e18 + i:.1f}" for i in range(len(raw["prescriptions"]))])
+    with pytest.raises(DataError, match="beyond 2\\*\\*53"):
+        load_study(study, {**raw, "diagnoses": big, "prescriptions": decimal})
+    exact = raw["prescriptions"].assign(date=[str(1_700_000_000_000_000_014 + i) for i in range(len(raw["prescriptions"]))])
+    data = load_study(study, {**raw, "diagnoses": big, "prescriptions": exact})  # integers only: exact
+    assert data.times.dtype == np.int64 and int(data.times.max()) > 2**60

@@ -134,3 +134,18 @@ def test_an_edge_case_study_passes_the_independent_checker(tmp_path, k):
     written = pd.read_csv(tmp_path / "out" / "codes.csv", dtype=str)
     assert written["at"].str.endswith("Z").all()  # in UTC, as the rule says
     shutil.rmtree(tmp_path / "out")  # made by this test
+
+
+def test_a_table_whose_events_are_all_suppressed_or_empty_is_written_with_its_header(tmp_path):
+    """k = 100 on the bundled study suppresses every prescription; an event table with a header only is a
+    table without events. Both release, and pass the checker."""
+    data, release, published, verdict = release_and_check(STUDY / "study.toml", tmp_path / "out", 100)
+    assert verdict.ok(100), verdict.problems()
+    empty = pd.read_csv(tmp_path / "out" / "prescriptions.csv", dtype=str)
+    assert len(empty) == 0 and list(empty.columns) == ["patient_id", "visit_id", "date", "drug", "dose", "position"]
+    folder = tmp_path / "study"
+    shutil.copytree(STUDY, folder)
+    (folder / "prescriptions.csv").write_text("patient_id,visit_id,date,drug,dose\n")
+    data, release, published, verdict = release_and_check(folder / "study.toml", tmp_path / "out2", 5)
+    assert verdict.ok(5), verdict.problems()
+    assert published.data["counts"]["released_rows"]["prescriptions"] == 0
