@@ -24,7 +24,7 @@ from microrelease.app.cli.options import (
     add_table_options,
 )
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import Dataset, MicroreleaseError, build_profile, load_dataset
+from microrelease.core import POLICIES, Dataset, MicroreleaseError, build_profile, load_dataset
 from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.models.base import PrivacyModel
@@ -104,5 +104,6 @@ def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:
             return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, strategy=request.strategy,
                                        progress=bar)
+    quality = POLICIES[request.query.policy].quality  # ARX's quality models read the share mass too
     with progress_bar("lattice profile", request.quiet) as bar:
-        return build_profile(rows.dataset, strategy=request.strategy, progress=bar)
+        return build_profile(rows.dataset, strategy=request.strategy, progress=bar, quality=quality)

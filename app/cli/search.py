@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass
 
 from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
-from microrelease.core import query
+from microrelease.core import POLICIES, query
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 
 NAME = "search"
@@ -62,6 +62,10 @@ def run(request: SearchRequest) -> int:
         "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
     }
+    if POLICIES[policy].among == "satisfying":  # ARX's optimum: say when the best k-minimal node differs
+        minimal = answer.preferred(policy, weights, among="k-minimal")
+        result["preferred"]["among"] = "every satisfying node"
+        result["preferred"]["best_k_minimal"] = None if minimal.vector == preferred.vector else named(minimal.to_dict())
     if request.json:
         print(json.dumps(result, indent=2))
         return 0
@@ -80,4 +84,6 @@ def run(request: SearchRequest) -> int:
     p = result["preferred"]
     print(f"preferred by {policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
           f"completeness {p['completeness']:.3f})\n  = {describe_vector(hierarchies, p['vector'])}")
+    if p.get("best_k_minimal"):
+        print(f"  (the best of every satisfying node; the best k-minimal one is {p['best_k_minimal']['vector']})")
     return 0

@@ -28,7 +28,7 @@ from microrelease.core import (
     generalize,
     query,
 )
-from microrelease.core.exceptions import Cancelled, MicroreleaseError
+from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.hierarchies import describe_vector
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import build_model_profile, explain_node
@@ -98,7 +98,9 @@ class Explorer(param.Parameterized):
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
              progress: Callable[[float], None] | None = None) -> None:
         """Use ``dataset`` (building its profile unless given) and answer the current question."""
-        profile = profile or build_profile(dataset, progress=progress, strategy=kernel_strategy("lattice"))
+        quality = POLICIES[self.policy].quality  # see _with_quality
+        if profile is None or (quality and profile.quality is None):
+            profile = build_profile(dataset, progress=progress, strategy=kernel_strategy("lattice"), quality=quality)
         self.plain_profile = profile
         n = dataset.n_rows
         k, max_sup = min(self.k, n), min(self.max_sup, n)
@@ -128,8 +130,15 @@ class Explorer(param.Parameterized):
         answer = query(profile, k, max_sup)
         try:
             return answer, profile.lattice.index(answer.preferred(self.policy, weights).vector), ""
-        except NoSolutionError as exc:
+        except (NoSolutionError, InvalidParameterError) as exc:  # no node; or a quality policy with models
             return answer, None, str(exc)
+
+    def _with_quality(self) -> None:
+        """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
+        (about twice the plain profile's time; the privacy models' profile has none: Loss then says so)."""
+        if POLICIES[self.policy].quality and self.profile is self.plain_profile and self.profile.quality is None:
+            self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("lattice"),
+                                                              quality=True)
 
     def model_specs(self) -> dict[str, str]:
         """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
@@ -198,6 +207,7 @@ class Explorer(param.Parameterized):
     def _answer(self) -> None:
         if self.profile is None or self._loading:
             return
+        self._with_quality()
         answer, preferred, message = self._compute(self.profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.answer, self.preferred, self.message = answer, preferred, message

@@ -6,7 +6,11 @@ Several k-minimal generalizations usually exist; Samarati lists criteria to choo
 - ``max-distribution``: maximum distribution, the most distinct QI combinations released;
 - ``min-suppression``: minimum suppression, the fewest suppressed rows;
 - ``weighted``: a weighted relative distance sum(w_i * d_i / h_i), with per-QI weights (default 1;
-  a larger weight makes generalizing that QI costlier).
+  a larger weight makes generalizing that QI costlier);
+- ARX's quality models (:mod:`~microrelease.core.lattice.quality`: ``loss``, ``precision``, ``height``,
+  ``discernibility``, ``dm-star``, ``aecs``): with suppression most are not monotone, so these choose
+  the best of **every satisfying node** (ARX's optimum), not only of the k-minimal ones; they read a
+  profile built with ``quality=True``.
 
 Ties are broken deterministically, in this order: the policy's own score, then fewer suppressed
 rows, then smaller relative distance, then the lexicographically smallest vector (in QI order).
@@ -25,6 +29,7 @@ from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.metrics import relative_distance
 from microrelease.core.lattice.profile import ClassStats
+from microrelease.core.lattice.quality import QUALITY_MODELS, policy_score
 
 Score = Callable[[Lattice, ClassStats, np.ndarray, np.ndarray], np.ndarray]
 
@@ -38,6 +43,12 @@ class Policy:
     description: str
     score: Score
     uses_weights: bool = False
+    quality: bool = False  # ARX's quality model: scored from the profile, chosen among every satisfying node
+
+    @property
+    def among(self) -> str:
+        """Which nodes the policy chooses from: "k-minimal" (Samarati's) or "satisfying" (ARX's optimum)."""
+        return "satisfying" if self.quality else "k-minimal"
 
 
 POLICIES: dict[str, Policy] = {
@@ -53,6 +64,8 @@ POLICIES: dict[str, Policy] = {
                lambda lat, s, c, w: s.suppressed[c].astype(float)),
         Policy("weighted", "Weighted relative distance", "smallest sum(w_i * d_i/h_i)",
                lambda lat, s, c, w: relative_distance(lat, lat.grid[c] * w), uses_weights=True),
+        *(Policy(q.name, q.label, f"smallest {q.description}", policy_score(q.name), quality=True)
+          for q in QUALITY_MODELS.values()),
     )
 }
 

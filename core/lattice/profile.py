@@ -51,6 +51,7 @@ class ClassStats:
     distinct: np.ndarray
     smallest: np.ndarray
     released_sq: np.ndarray
+    source: object = field(default=None, repr=False, compare=False)  # the LatticeProfile answered from
 
     @classmethod
     def from_sizes(cls, sizes: np.ndarray, k: int, suppressed: np.ndarray | None = None) -> ClassStats:
@@ -143,7 +144,7 @@ class LatticeProfile:
                     if len(self.sizes) else np.zeros(n_nodes, dtype=np.int64))  # every class may fail a model
         for arr in (suppressed, distinct, smallest, released_sq):
             arr.setflags(write=False)  # cached and shared between answers
-        return ClassStats(k, suppressed, distinct, smallest, released_sq)
+        return ClassStats(k, suppressed, distinct, smallest, released_sq, self)
 
 
 class KeySpec(NamedTuple):

@@ -112,6 +112,8 @@ def precision(profile: LatticeProfile, suppressed: np.ndarray) -> np.ndarray:
 
 def all_classes_sq(profile: LatticeProfile) -> np.ndarray:
     """DM*: Σ over every class of size² (suppressed ones included)."""
+    if profile.models:  # the classes failing a model are not in the histogram
+        raise InvalidParameterError("DM* does not yet take privacy models beyond k-anonymity", parameter="policy")
     n_nodes = len(profile.offsets) - 1
     node_of_pair = np.repeat(np.arange(n_nodes), np.diff(profile.offsets))
     return np.bincount(node_of_pair, weights=(profile.sizes ** 2 * profile.counts).astype(float), minlength=n_nodes)
@@ -204,3 +206,41 @@ def optimum(answer, name: str) -> tuple[int, int]:
         keys += [answer.stats.suppressed[candidates], score[candidates]]
         best.append(int(candidates[np.lexsort(keys)[0]]))
     return best[0], best[1]
+
+
+def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, class_levels: np.ndarray,
+                 suppressed: np.ndarray, n_rows: int) -> dict[str, float]:
+    """Every quality model of one node from its classes (``class_levels``: level codes, classes ×
+    QIs; ``suppressed``: which classes are removed, for k or a privacy model), by the formulas of the
+    module docstring: what a release's report gives."""
+    flat, off = share_tables(hierarchies)
+    removed = int(sizes[suppressed].sum())
+    kept = ~suppressed
+    per_qi, precisions = [], []
+    for i, (h, d) in enumerate(zip(hierarchies, node, strict=True)):
+        mass = float((sizes[kept] * flat[off[i, d] + class_levels[kept, i]]).sum())
+        floor = n_rows / len(h.ground)
+        per_qi.append((mass + removed - floor) / (n_rows - floor) if n_rows - floor > 0 else 0.0)
+        precisions.append(((n_rows - removed) * (d / h.height if h.height else 0.0) + removed) / n_rows)
+    released = sizes[kept]
+    return {"loss": float(np.prod(1 + np.array(per_qi)) ** (1 / len(per_qi)) - 1),
+            "precision": float(np.mean(precisions)), "height": float(sum(node)),
+            "discernibility": float((released.astype(float) ** 2).sum() + removed * n_rows),
+            "dm-star": float((sizes.astype(float) ** 2).sum()),
+            "aecs": n_rows / max(len(released) + (1 if removed else 0), 1)}
+
+
+def policy_score(name: str):
+    """The preference-policy form of quality model ``name``: scored from the profile the class
+    figures were answered from (built with ``quality=True``)."""
+    def score(lattice, stats, candidates, weights):
+        profile = stats.source
+        if profile is not None and profile.models and name in ("loss", "dm-star"):
+            raise InvalidParameterError(f"the policy {name!r} does not yet take privacy models beyond k-anonymity "
+                                        "(l-diversity, t-closeness): their failing classes carry no share mass",
+                                        parameter="policy")
+        if profile is None or getattr(profile, "quality", None) is None and QUALITY_MODELS[name].needs_mass:
+            raise InvalidParameterError(f"the policy {name!r} needs a lattice profile built with quality=True",
+                                        parameter="policy")
+        return QUALITY_MODELS[name].score(profile, stats.k)[candidates]
+    return score

@@ -34,7 +34,9 @@ from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice.hierarchies import describe_levels
 from microrelease.core.lattice.metrics import node_metrics
+from microrelease.core.lattice.policies import POLICIES
 from microrelease.core.lattice.profile import ClassStats
+from microrelease.core.lattice.quality import node_quality
 from microrelease.core.lattice.release_report import decision, minimality, utility
 from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
@@ -249,16 +251,19 @@ def write_release(
         engine.release(source, plan, paths[name], progress=progress, should_stop=should_stop)
 
     planned = class_figures(suppression.sizes[~suppression.suppressed])["classes"]["histogram"]
+    h, qi = data.hierarchies, data.quasi_identifiers
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models,
                                      planned=planned)
 
-    h, qi = data.hierarchies, data.quasi_identifiers
     figures = node_figures(data.lattice, data.n_rows, suppression)
+    figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
+                                      data.n_rows)
+    chosen = POLICIES.get((parameters or {}).get("policy") or "")
     minimal = minimality(data.lattice, node, max_sup, models, lambda other: _satisfies(
         node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models), max_sup),
-        by_policy=bool((parameters or {}).get("policy")))
+        by_policy=chosen is not None and chosen.among == "k-minimal")
     body = {
         "kind": "generalization",
         "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),

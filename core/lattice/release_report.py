@@ -12,6 +12,7 @@ import numpy as np
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import relative_distance
 from microrelease.core.lattice.policies import POLICIES, weight_vector
+from microrelease.core.lattice.quality import QUALITY_MODELS
 
 BELOW_LIMIT = 256  # nodes below a node tried for a satisfying one when satisfaction is not monotone
 SCORES = {  # what each policy scores, and the node's value, for the report's "why"
@@ -21,6 +22,7 @@ SCORES = {  # what each policy scores, and the node's value, for the report's "w
     "min-suppression": ("number of suppressed rows", lambda lat, node, fig, w: fig["suppressed"]),
     "weighted": ("weighted relative distance",
                  lambda lat, node, fig, w: float(relative_distance(lat, np.array([node]) * weight_vector(lat, w))[0])),
+    **{name: (q.label, lambda lat, node, fig, w, name=name: fig["quality"][name]) for name, q in QUALITY_MODELS.items()},
 }
 
 
@@ -56,8 +58,9 @@ def decision(lattice: Lattice, node: Node, figures: Mapping, parameters: Mapping
         policy = POLICIES[name]
         what, score = SCORES.get(name, ("score", lambda *_: None))  # a policy added later: no figure yet
         value = score(lattice, node, figures, parameters.get("weights"))
+        among = "every node that satisfies the question (ARX's optimum)" if policy.quality else "the k-minimal nodes"
         return {"policy_rule": policy.description, "score": value, "why": (
-            f"among the k-minimal nodes, the policy {name} ({policy.label.lower()}) prefers the "
+            f"among {among}, the policy {name} ({policy.label.lower()}) prefers the "
             f"{policy.description}" + (f"; this node's {what} is {value:.6g}" if value is not None else "")
             + ". Ties are broken by fewer suppressed rows, then smaller relative distance, then the "
             "lexicographically smallest vector.")}

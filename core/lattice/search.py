@@ -27,7 +27,7 @@ import numpy as np
 from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics
-from microrelease.core.lattice.policies import prefer
+from microrelease.core.lattice.policies import check_policy, prefer
 from microrelease.core.lattice.profile import ClassStats, LatticeProfile
 from microrelease.core.validation import check_k, parse_max_sup
 
@@ -209,12 +209,16 @@ class Answer:
     def _find_vector(self) -> FindVectorResult:  # the views ask for it on every redraw
         return find_vector(self.lattice, satisfying=self.satisfying)
 
-    def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None) -> NodeResult:
-        """The k-minimal node the policy prefers (ties broken as documented in policies).
+    def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None, *,
+                  among: str | None = None) -> NodeResult:
+        """The node the policy prefers (ties broken as documented in policies): among the k-minimal
+        nodes, or, for a quality policy, among every satisfying node (ARX's optimum);
+        ``among="k-minimal"`` asks for the best k-minimal node whatever the policy.
 
         Raises NoSolutionError if no node satisfies (k, MaxSup).
         """
-        candidates = self.k_minimal_indices
+        scope = among or check_policy(policy).among
+        candidates = self.k_minimal_indices if scope == "k-minimal" else np.flatnonzero(self.satisfying)
         if len(candidates) == 0:
             top = self.lattice.size - 1
             raise NoSolutionError(

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from microrelease.core import METRICS, POLICIES, Cancelled, Lattice, build_profile, query
+from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.policies import prefer
 from microrelease.core.lattice.profile import MEMORY_BUDGET, profile_frequency_set, roll_up
 from microrelease.core.models.profile import build_model_profile
@@ -32,20 +33,24 @@ def test_lattice_invariants(heights):
     assert all(g.nodes[v]["height"] == sum(v) for v in g.nodes)
 
 
-def test_policy_registry_contract(adult_profile):
-    answer = query(adult_profile, 5, 100)
-    candidates = answer.k_minimal_indices
+def test_policy_registry_contract(adult):
+    profile = build_profile(adult, quality=True)  # the quality policies read its share mass
+    answer = query(profile, 5, 100)
     for name, policy in POLICIES.items():
         assert dataclasses.is_dataclass(policy) and policy.name == name
         with pytest.raises(dataclasses.FrozenInstanceError):
             policy.name = "x"
         chosen = answer.preferred(name)
-        assert chosen.k_minimal
+        # Samarati's policies choose a k-minimal node; ARX's quality models the best satisfying one
+        assert chosen.k_minimal if policy.among == "k-minimal" else chosen.satisfies
+        candidates = answer.k_minimal_indices if policy.among == "k-minimal" else np.flatnonzero(answer.satisfying)
         # the chosen node has the best score among the candidates
-        w = np.ones(len(adult_profile.lattice.heights))
-        scores = policy.score(adult_profile.lattice, answer.stats, candidates, w)
-        best = policy.score(adult_profile.lattice, answer.stats, np.array([answer.lattice.index(chosen.vector)]), w)
+        w = np.ones(len(profile.lattice.heights))
+        scores = policy.score(profile.lattice, answer.stats, candidates, w)
+        best = policy.score(profile.lattice, answer.stats, np.array([answer.lattice.index(chosen.vector)]), w)
         assert best[0] == pytest.approx(scores.min())
+    with pytest.raises(InvalidParameterError, match="quality=True"):  # a profile without share mass: said
+        query(build_profile(adult), 5, 100).preferred("loss")
 
 
 def test_policies_follow_their_definitions(adult_profile):

@@ -309,7 +309,7 @@ def test_a_folder_release_has_its_page_in_the_folder(tmp_path):
 
 @pytest.mark.parametrize("policy", sorted(POLICIES))
 def test_the_why_gives_the_figure_the_policy_chose_by(policy, samarati, tmp_path):
-    answer = query(build_profile(samarati), 2, 2)
+    answer = query(build_profile(samarati, quality=True), 2, 2)
     weights = {"ZIP": 3.0} if POLICIES[policy].uses_weights else None
     chosen = answer.preferred(policy, weights)
     spec = NodeRelease(samarati, chosen.vector, 2, 2, chosen_by=f"policy {policy}", policy=policy, weights=weights)
