@@ -29,6 +29,14 @@ FLAGS = {
     "node": "--node",
     "strategy": "--strategy",
     "limit": "--limit",
+    # re-identification risk
+    "population": "--population",
+    "sampling_fraction": "--sampling-fraction",
+    "threshold": "--threshold",
+    # risk-based privacy models
+    "max_risk": "--max-risk",
+    "max_records_at_risk": "--max-records-at-risk",
+    "max_uniqueness": "--max-uniqueness",
     # privacy models on the sensitive attribute
     "l_diversity": "--l-diversity",
     "t_closeness": "--t-closeness",

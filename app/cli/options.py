@@ -23,6 +23,7 @@ from microrelease.core.lattice.profile import STRATEGIES as PROFILE_STRATEGIES
 from microrelease.core.models.base import PrivacyModel
 from microrelease.core.models.profile import MODEL_STRATEGIES
 from microrelease.core.models.registry import parse_models, spec_parameters
+from microrelease.core.risk.criteria import parse_criteria
 
 # --- parsing helpers and argparse types ------------------------------------------------------
 
@@ -172,6 +173,13 @@ def add_query_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", default="min-relative", choices=sorted(POLICIES), help="preference policy")
     p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1",
                    help=f"weights for --policy {' / '.join(_weighted_policies())}")
+    g = p.add_argument_group("risk-based privacy models (over the released classes)")
+    g.add_argument("--max-risk", metavar="R", help="average re-identification risk (prosecutor) at most R")
+    g.add_argument("--max-records-at-risk", metavar="T:P",
+                   help="at most a share P of the released records with a risk above T")
+    g.add_argument("--max-uniqueness", metavar="U:F",
+                   help="estimated population uniques at most a share U, the data being a sample of a share F "
+                        "of the population (Dankar et al.)")
 
 
 @dataclass(frozen=True)
@@ -180,10 +188,13 @@ class QueryRequest:
     max_sup: str
     policy: str
     weights: Mapping[str, float] = field(default_factory=dict)
+    criteria: tuple = ()  # risk-based privacy models (microrelease.core.risk.criteria)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> QueryRequest:
-        return cls(args.k, args.max_sup, args.policy, _weights(args.weights, args.policy))
+        criteria = parse_criteria({"max_risk": args.max_risk, "max_records_at_risk": args.max_records_at_risk,
+                                   "max_uniqueness": args.max_uniqueness})
+        return cls(args.k, args.max_sup, args.policy, _weights(args.weights, args.policy), criteria)
 
 
 def _weights(items: Sequence[str], policy: str) -> dict[str, float]:

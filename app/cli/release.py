@@ -63,13 +63,15 @@ def run(request: ReleaseRequest) -> int:
     rows = read_rows(request)
     k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
+    criteria = request.query.criteria
     if request.node is not None:
-        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models)
+        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models,
+                           criteria=criteria)
     else:
-        answer = query(build(rows, request), k, max_sup)
+        answer = query(build(rows, request), k, max_sup, criteria)
         node = answer.preferred(policy, weights).vector
         spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive_frequency, rows.models, f"policy {policy}",
-                           policy, weights)
+                           policy, weights, criteria)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
         published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,
                                protected=protected, list_classes=request.list_suppressed, progress=bar)

@@ -38,7 +38,7 @@ def run(request: SearchRequest) -> int:
     rows = read_rows(request)
     profile = build(rows, request)
     dataset, policy, weights = rows.dataset, request.query.policy, dict(request.query.weights)
-    answer = query(profile, request.query.k, request.query.max_sup)
+    answer = query(profile, request.query.k, request.query.max_sup, request.query.criteria)
     preferred = answer.preferred(policy, weights)
     hierarchies = dataset.hierarchies
 
@@ -58,6 +58,7 @@ def run(request: SearchRequest) -> int:
         "engine": request.engine.name,
         **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
+        **({"risk_criteria": [c.describe() for c in answer.criteria]} if answer.criteria else {}),
         "find_vector": named(answer.find_vector().to_dict()),
         "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},

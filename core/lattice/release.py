@@ -182,6 +182,7 @@ class NodeRelease:
     chosen_by: str = "node"  # "node", or "policy NAME"
     policy: str | None = None
     weights: dict | None = None
+    criteria: tuple = ()  # risk-based privacy models (microrelease.core.risk.criteria)
 
     @property
     def parameters(self) -> dict:
@@ -196,7 +197,7 @@ class NodeRelease:
         protected, engine, progress, should_stop)."""
         return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup,
                              sensitive_frequency=self.sensitive_frequency, models=self.models,
-                             parameters=self.parameters, **options)
+                             parameters=self.parameters, criteria=self.criteria, **options)
 
 
 def write_release(
@@ -217,6 +218,7 @@ def write_release(
     list_classes: int = 0,
     progress=None,
     should_stop=None,
+    criteria: Sequence = (),
 ) -> Published:
     """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
     (``<stem>.report.json``); see the module docstring.
@@ -242,6 +244,12 @@ def write_release(
     if max_sup is not None and counts["suppressed_rows"] > max_sup:
         raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
                                     f"k={k}, over MaxSup={max_sup}")
+    released_sizes = suppression.sizes[~suppression.suppressed]
+    for criterion in criteria:  # refused before anything is written, as MaxSup is
+        value = criterion.table_figure(released_sizes)
+        if not criterion.holds(value):
+            raise InvalidParameterError(f"node {list(node)} does not satisfy {criterion.describe()}: it has {value:.6g}",
+                                        parameter=criterion.parameter)
     fmt = output_format(target.path)
     plan = _plan(data, suppression, sep, fmt, escape)
     engine = engine or (PandasEngine() if isinstance(data, Dataset) else data.engine)
@@ -255,7 +263,7 @@ def write_release(
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models,
-                                     planned=planned)
+                                     planned=planned, criteria=criteria)
 
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
@@ -269,7 +277,8 @@ def write_release(
         "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
                        "identifiers_dropped": list(data.schema.identifiers),
                        "sensitive": [sensitive_frequency.attribute] if models else list(data.schema.sensitive),
-                       "privacy_models": [m.describe() for m in models], **dict(parameters or {})},
+                       "privacy_models": [m.describe() for m in models],
+                       "risk_criteria": [c.describe() for c in criteria], **dict(parameters or {})},
         "node": {"vector": list(node), "levels": describe_levels(h, node),
                  "height": sum(node), "max_height": data.lattice.max_height, "k_minimal": minimal[0],
                  "k_minimal_detail": minimal[1]},
@@ -310,7 +319,7 @@ def _input_name(data) -> str:
 
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive_frequency,
-                          models, planned: list | None = None) -> Verified:
+                          models, planned: list | None = None, criteria: Sequence = ()) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it; the
     class sizes and the risk they carry are reported as counted on the file (``planned``: the
     histogram the release should have, ``[size, classes]`` pairs)."""
@@ -338,6 +347,9 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
         checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
                             if not strangers else f"values {strangers} are not labels of the node's level"))
     figures = class_figures(by_class.to_numpy())
+    for criterion in criteria:  # risk-based models, on the class sizes read back
+        value = criterion.table_figure(by_class.to_numpy())
+        checks.append(Check(criterion.describe(), criterion.holds(value), f"{value:.6g} on the written file"))
     if planned is not None:
         same = figures["classes"]["histogram"] == planned
         checks.append(Check("class sizes", same, f"{len(by_class)} classes, sized as planned" if same

@@ -165,6 +165,7 @@ class Answer:
     stats: ClassStats
     satisfying: np.ndarray  # bool per node
     minimal: np.ndarray  # bool per node: k-minimal
+    criteria: tuple = ()  # risk-based privacy models (microrelease.core.risk.criteria) also satisfied
 
     @property
     def lattice(self) -> Lattice:
@@ -229,14 +230,17 @@ class Answer:
         return self.node(prefer(policy, self.lattice, self.stats, candidates, weights))
 
 
-def query(profile: LatticeProfile, k: int, max_sup: int | str) -> Answer:
-    """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data)."""
+def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
+    """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:
+    risk-based privacy models (:mod:`microrelease.core.risk.criteria`) a node must satisfy too."""
     k = check_k(k, profile.n_rows)
     max_sup = parse_max_sup(max_sup, profile.n_rows)
     stats = profile.stats(k)
     satisfying = stats.suppressed <= max_sup
+    for criterion in criteria:
+        satisfying = satisfying & criterion.satisfied(profile, k)
     src, tgt = profile.lattice.edges
-    if not profile.monotone(max_sup):
+    if criteria or not profile.monotone(max_sup):
         # A model not monotone here (l-diversity and t-closeness with suppression: a class that
         # fails can merge with one that passes into one that fails) lets a satisfying node lie above
         # a failing one above a satisfying one: look at every node below, not just the direct
@@ -251,4 +255,4 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str) -> Answer:
     else:
         has_satisfying_pred = np.bincount(tgt, weights=satisfying[src], minlength=profile.lattice.size) > 0
         minimal = satisfying & ~has_satisfying_pred
-    return Answer(profile, k, max_sup, stats, satisfying, minimal)
+    return Answer(profile, k, max_sup, stats, satisfying, minimal, tuple(criteria))
