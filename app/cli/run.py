@@ -14,11 +14,11 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from microrelease.app.cli import app, check, dp, microaggregate, release, search, sequential
+from microrelease.app.cli import app, check, dp, microaggregate, release, risk, search, sequential
 from microrelease.app.cli.flags import error_line
 from microrelease.core import MicroreleaseError
 
-COMMANDS = (search, release, microaggregate, dp, sequential, app, check)  # in the order --help lists them
+COMMANDS = (search, release, microaggregate, dp, sequential, app, check, risk)  # in the order --help lists them
 
 
 class Terminated(BaseException):

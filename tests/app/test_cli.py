@@ -204,6 +204,7 @@ ONE_OF_EACH = {
     "search": ["--sample", "toy", "--k", "2", "--sensitive", "age", "--qi", "gender,zipcode", "--l-diversity", "distinct:2"],
     "release": ["--sample", "toy", "--k", "2", "--node", "1,0,1", "-o", "out.csv"],
     "check": ["--sample", "toy", "--k", "2"],
+    "risk": ["--sample", "toy", "--sampling-fraction", "0.1", "--node", "1,0,1"],
     "microaggregate": ["--sample", "eia", "--k", "3", "--method", "ir-swap", "--k-per-attribute", "RESSALES=4",
                        "-o", "out.csv"],
     "dp": ["--sample", "census", "--epsilon", "1", "--k", "20", "-o", "out.csv"],
