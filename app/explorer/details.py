@@ -16,6 +16,7 @@ from microrelease.app.explorer.state import Explorer
 from microrelease.app.style import CANVAS, integer_ticks
 from microrelease.app.text import shown, tabulator_titles
 from microrelease.core.lattice.metrics import METRICS
+from microrelease.core.lattice.quality import QUALITY_MODELS
 
 PREVIEW_ROWS = 200
 FATE_COLORS = {"released": "#3182bd", "suppressed": "#969696"}
@@ -32,6 +33,40 @@ def figures_table(figures: dict) -> str:
     """A Markdown table of the node's figures, one row per registered metric."""
     rows = [f"| {m.label} | {figure_text(figures[name])} | {m.description} |" for name, m in METRICS.items()]
     return "\n".join(["| figure | value | meaning |", "|---|---|---|", *rows])
+
+
+RISK_ROWS = (  # what node details show of Explorer.risk, in this order
+    ("highest", "Prosecutor: highest risk", "1 / smallest released class"),
+    ("average", "Prosecutor: average risk", "released classes / released rows"),
+    ("records_at_risk", "Prosecutor: records at risk", "share of released rows whose risk is above the threshold"),
+    ("journalist_average", "Journalist: average risk", "against the population (class sizes / sampling fraction)"),
+    ("marketer", "Marketer: expected share re-identified", "mean of 1 / population class size"),
+    ("population_uniques", "Population uniques (estimated)", "share of the population unique in its QIs"),
+)
+
+
+def risk_table(risk: dict, threshold: float, fraction: float) -> str:
+    """A Markdown table of the node's re-identification risk (see :meth:`Explorer.risk`)."""
+    def value(name):
+        v = risk[name]
+        if v is None:
+            return "no estimate"
+        text = f"{v:.4f}"
+        return f"{text} ({risk['uniqueness_model']})" if name == "population_uniques" and v > 0 else text
+
+    rows = [f"| {label} | {value(name)} | {meaning} |" for name, label, meaning in RISK_ROWS]
+    return "\n".join([f"**Re-identification risk** (at risk: above {threshold:g}; the data as a {fraction:g} "
+                       "sample of its population)", "", "| figure | value | meaning |", "|---|---|---|", *rows])
+
+
+def quality_table(quality: dict) -> str:
+    """ARX's quality models of the node (lower is better), as the profile gives them."""
+    rows = [f"| {QUALITY_MODELS[name].label} | {figure_text(int(v) if float(v).is_integer() else v)} | "
+            f"{QUALITY_MODELS[name].description} |" for name, v in quality.items()]
+    missing = [QUALITY_MODELS[n].label for n in QUALITY_MODELS if n not in quality]
+    note = f"  \n{', '.join(missing)}: choose that policy to compute it." if missing else ""
+    return "\n".join(["**Quality** (ARX's models; lower is better)", "", "| model | value | meaning |", "|---|---|---|",
+                      *rows]) + note
 
 
 def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray) -> hv.Spikes:
@@ -104,6 +139,8 @@ class NodeDetails(pn.viewable.Viewer):
             f"{'—' if not r.max_risk else f'{r.max_risk:.3f} (1 in {r.smallest_class})'}**"
             + (f"  \nShowing the first {PREVIEW_ROWS} rows." if len(gt.released) > PREVIEW_ROWS else "")
             + "\n\n" + figures_table(e.figures(e.selected))
+            + "\n\n" + risk_table(e.risk(e.selected), e.risk_threshold, e.sampling_fraction)
+            + "\n\n" + quality_table(e.quality(e.selected))
         )
 
     def _show_failures(self, failing: pd.DataFrame) -> None:

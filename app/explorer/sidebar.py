@@ -77,6 +77,11 @@ class Sidebar(pn.viewable.Viewer):
         self.t_value = CheckedFloatInput(label="t-closeness t (0 = off)", value=e.t, step=0.05, start=0, end=1,
                                          css_classes=["t-value"])
         self.ground = pn.widgets.Select.from_param(e.param.ground, label="EMD ground distance")
+        # risk-based privacy models: one box per Explorer parameter, checked like l, c and t
+        self.risk_boxes = {name: CheckedFloatInput(label=e.param[name].label, value=getattr(e, name), step=step,
+                                                   start=0, end=1, css_classes=[f"risk-{name.replace('_', '-')}"])
+                           for name, step in (("max_risk", 0.01), ("risk_threshold", 0.05), ("max_at_risk", 0.01),
+                                              ("max_uniqueness", 0.005), ("sampling_fraction", 0.05))}
         self.model_progress = pn.indicators.Progress(value=0, max=100, width=280, visible=False,
                                                      css_classes=["model-progress"])
         self.expand.on_click(lambda _: e.expand_selected())
@@ -84,7 +89,8 @@ class Sidebar(pn.viewable.Viewer):
         self._check(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
         self._check(self.sup_rows, "MaxSup (rows)", lambda: e.max_sup, lambda v: setattr(e, "max_sup", v))
         self._check(self.sup_pct, "MaxSup (% of rows)", lambda: self._pct(e.max_sup), e.max_sup_share)
-        for box, name in ((self.l_value, "l"), (self.c_value, "c"), (self.t_value, "t")):
+        for box, name in ((self.l_value, "l"), (self.c_value, "c"), (self.t_value, "t"),
+                          *((box, name) for name, box in self.risk_boxes.items())):
             self._check(box, name, lambda name=name: getattr(e, name), lambda v, name=name: setattr(e, name, v))
             e.param.watch(lambda ev, box=box: self._set(box, ev.new), [name])
         e.param.watch(lambda ev: self._set(self.k_input, ev.new), ["k"])
@@ -97,7 +103,9 @@ class Sidebar(pn.viewable.Viewer):
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
             self.policy, self.weights,
             "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
-            self.t_value, self.ground, self.model_progress, css_classes=["sidebar-question"])
+            self.t_value, self.ground, self.model_progress,
+            "#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
+            css_classes=["sidebar-question"])
         self.lattice_view = pn.Column(
             "### Lattice view", self.view, self.expand, self.reset,
             pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,

@@ -30,11 +30,15 @@ from microrelease.core import (
 )
 from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.hierarchies import describe_vector
+from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import build_model_profile, explain_node
 from microrelease.core.models.registry import spec_parameters
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 from microrelease.core.models.t_closeness import GROUNDS
+from microrelease.core.risk.criteria import parse_criteria, released_histograms
+from microrelease.core.risk.reidentification import node_risk
+from microrelease.core.risk.uniqueness import uniqueness_by_node
 
 # Per node, ``status()`` gives an index into STATUS.
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
@@ -66,6 +70,14 @@ class Explorer(param.Parameterized):
     c = param.Number(default=3, bounds=(0, None), inclusive_bounds=(False, True), label="c (recursive)")
     t = param.Number(default=0.0, bounds=(0, 1), label="t-closeness t (0 = off)")
     ground = param.Selector(default="equal", objects=list(GROUNDS), label="EMD ground distance")
+    # risk-based privacy models (microrelease.core.risk.criteria), parsed as the command line's flags are
+    max_risk = param.Number(default=0.0, bounds=(0, 1), label="average risk at most (0 = off)")
+    risk_threshold = param.Number(default=0.2, bounds=(0, 1), inclusive_bounds=(False, True),
+                                  label="a record is at risk above")
+    max_at_risk = param.Number(default=1.0, bounds=(0, 1), label="records at risk at most (share; 1 = off)")
+    max_uniqueness = param.Number(default=0.0, bounds=(0, 1), label="population uniques at most (0 = off)")
+    sampling_fraction = param.Number(default=0.1, bounds=(0, 1), inclusive_bounds=(False, True),
+                                     label="the data's share of the population")
 
     dataset = param.ClassSelector(class_=Dataset, allow_None=True, precedence=-1)
     profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
@@ -126,8 +138,17 @@ class Explorer(param.Parameterized):
         finally:
             self._loading = False
 
+    def criteria(self) -> tuple:
+        """The risk-based privacy models asked for, parsed from text specs as the command line's."""
+        return parse_criteria({
+            "max_risk": spec_number(self.max_risk) if self.max_risk > 0 else None,
+            "max_records_at_risk": f"{spec_number(self.risk_threshold)}:{spec_number(self.max_at_risk)}"
+            if self.max_at_risk < 1 else None,
+            "max_uniqueness": f"{spec_number(self.max_uniqueness)}:{spec_number(self.sampling_fraction)}"
+            if self.max_uniqueness > 0 else None})
+
     def _compute(self, profile: LatticeProfile, k: int, max_sup: int, weights: dict):
-        answer = query(profile, k, max_sup)
+        answer = query(profile, k, max_sup, self.criteria())
         try:
             return answer, profile.lattice.index(answer.preferred(self.policy, weights).vector), ""
         except (NoSolutionError, InvalidParameterError) as exc:  # no node; or a quality policy with models
@@ -203,7 +224,8 @@ class Explorer(param.Parameterized):
             self.profile, self.selected = profile, None
             self.answer, self.preferred, self.message = answer, preferred, message or note
 
-    @param.depends("k", "max_sup", "policy", "weights", watch=True)
+    @param.depends("k", "max_sup", "policy", "weights", "max_risk", "risk_threshold", "max_at_risk",
+                   "max_uniqueness", "sampling_fraction", watch=True)
     def _answer(self) -> None:
         if self.profile is None or self._loading:
             return
@@ -241,9 +263,9 @@ class Explorer(param.Parameterized):
         """Per node: an index into STATUS (0 fails, 1 satisfies, 2 k-minimal, 3 preferred, 4 fails a model)."""
         a = self.answer
         s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
-        if self.profile is not self.plain_profile and self.plain_profile is not None:
+        if (self.profile is not self.plain_profile or a.criteria) and self.plain_profile is not None:
             plain = self.plain_profile.stats(self.k).suppressed <= self.max_sup
-            s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails
+            s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails (or a risk one)
         if self.preferred is not None:
             s[self.preferred] = 3
         return s
@@ -278,6 +300,30 @@ class Explorer(param.Parameterized):
     def figures(self, i: int) -> dict[str, int | float]:
         """Every registered metric (core ``METRICS``) of node i."""
         return {name: values[i].item() for name, values in self.answer.metrics.items()}
+
+    def risk(self, i: int) -> dict[str, float | str | None]:
+        """Node i's re-identification risk over its released classes: the prosecutor's highest, average
+        and records above ``risk_threshold``, the journalist's and marketer's for ``sampling_fraction``,
+        and the estimated share of population uniques (Dankar's rule; None without an estimate)."""
+        figures = node_risk(self.profile, self.k, threshold=self.risk_threshold, sampling_fraction=self.sampling_fraction)
+        out: dict[str, float | str | None] = {name: float(values[i]) for name, values in figures.items()}
+        released = released_histograms(self.profile, self.k)
+        lo, hi = released[0][i], released[0][i + 1]
+        est = uniqueness_by_node(np.array([0, hi - lo]), released[1][lo:hi], released[2][lo:hi], self.sampling_fraction)
+        out["population_uniques"] = float(est.share[0]) if est.converged[0] else None
+        out["uniqueness_model"] = str(est.model[0])
+        return out
+
+    def quality(self, i: int) -> dict[str, float]:
+        """ARX's quality models at node i that this profile can give (Loss and DM* need its share mass
+        and no privacy model)."""
+        out = {}
+        for name, model in QUALITY_MODELS.items():
+            try:
+                out[name] = float(model.score(self.profile, self.k)[i])
+            except InvalidParameterError:
+                continue
+        return out
 
     def class_sizes(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class size, number of classes of that size, released: size >= k) at node i."""

@@ -10,7 +10,8 @@ hierarchies of heights (h_1..h_m), on a table of n rows of which S are suppresse
 - distinct: released QI combinations (equivalence classes with >= k rows);
 - discernibility (Bayardo & Agrawal 2005): sum of squared class sizes + S * n;
 - average class size = (n - S) / distinct; smallest class; highest re-identification risk
-  (prosecutor model) = 1 / smallest class.
+  (prosecutor model) = 1 / smallest class; average re-identification risk = distinct / (n - S) (the
+  mean of 1 / class size over the released rows).
 
 ``METRICS`` is the registry read by the CLI, the dashboard menus and the contract tests.
 """
@@ -66,6 +67,11 @@ def _risk(lattice: Lattice, grid: np.ndarray, n: int, s: ClassStats) -> np.ndarr
     return np.divide(1.0, s.smallest, out=np.zeros(len(s.smallest), dtype=float), where=s.smallest > 0)
 
 
+def _average_risk(lattice: Lattice, grid: np.ndarray, n: int, s: ClassStats) -> np.ndarray:
+    released = n - s.suppressed
+    return np.divide(s.distinct, released, out=np.zeros(len(released), dtype=float), where=released > 0)
+
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
@@ -82,6 +88,8 @@ METRICS: dict[str, Metric] = {
         Metric("smallest_class", "Smallest class", True, "size of the smallest released class",
                lambda lat, g, n, s: s.smallest.copy()),
         Metric("max_risk", "Highest re-identification risk", False, "1 / smallest released class", _risk),
+        Metric("average_risk", "Average re-identification risk", False,
+               "released classes / released rows (the prosecutor's mean of 1 / class size)", _average_risk),
     )
 }
 

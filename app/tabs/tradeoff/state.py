@@ -15,7 +15,7 @@ import param
 from microrelease.app.explorer.state import Explorer
 from microrelease.core.lattice.metrics import METRICS
 
-SHARES = frozenset({"accuracy", "completeness", "max_risk"})  # metrics that are shares of a whole: [0, 1]
+SHARES = frozenset({"accuracy", "completeness", "max_risk", "average_risk"})  # metrics that are shares of a whole: [0, 1]
 MARGIN = 0.08  # of an axis's span, on each side: room for the ring of a point on the edge
 
 

@@ -84,6 +84,10 @@ def test_metric_registry_contract(adult_profile):
     src, tgt = adult_profile.lattice.edges
     assert np.all(answer.metrics["accuracy"][tgt] < answer.metrics["accuracy"][src])
     assert np.all(answer.metrics["completeness"][tgt] >= answer.metrics["completeness"][src])
+    # the average risk is the prosecutor's of core.risk (tested there against per-record definitions)
+    from microrelease.core.risk.reidentification import node_risk
+
+    np.testing.assert_allclose(answer.metrics["average_risk"], node_risk(adult_profile, 5, threshold=1.0)["average"])
 
 
 def test_progress_is_reported_and_work_can_be_cancelled(adult):
