@@ -9,7 +9,14 @@ For 8 QIs (6,480 nodes) and 9 QIs (+ salary-class, 12,960 nodes) it prints:
 - a brute-force pass that groups the frequency set anew at every node (what a tool without the
   profile does for each query), and the ratios.
 
-Run: python benchmarks/lattice.py [--repeat 5] [--queries 100] [--seed 7]
+Then, for 8 QIs with the profile built with quality=True (issue 17), the time to evaluate risk and
+quality over every node, side by side in one run (median of several runs, wall and CPU; each row cold,
+with the profile's per-k cache emptied first): each quality model's optimum (k = 5, MaxSup 1 %), every
+re-identification risk figure of every node, Dankar's population uniqueness at 10 % and 50 %, and the
+expected re-identifications (Benedetti-Franconi); their total against the issue's target; and the extra
+time of building the profile with quality=True.
+
+Run: python benchmarks/lattice.py [--repeat 5] [--queries 100] [--seed 7] [--only profile|models|risk-quality]
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from microrelease.core.data.samples import sample
 
 TARGET_PROFILE = {8: 0.3, 9: 0.6}
 TARGET_QUERY_MS = 5.0
+TARGET_RISK_QUALITY = 0.2  # s for every risk and quality figure of every node, beyond the profile (issue 17)
 
 
 def timed(fn):
@@ -118,16 +126,97 @@ def run_models(repeat: int) -> None:
               f"k-anonymity alone {plain[1]:.2f} s)")
 
 
+def run_risk_quality(repeat: int) -> None:
+    """Every risk and quality figure of every node of the 8-QI adult lattice, from one profile built with
+    quality=True; then the extra time of that profile against the plain one."""
+    from microrelease.core.lattice.quality import QUALITY_MODELS, optimum
+    from microrelease.core.risk.individual import reidentifications_by_node
+    from microrelease.core.risk.reidentification import node_risk
+    from microrelease.core.risk.uniqueness import uniqueness_by_node
+
+    qi = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
+    ds = load_sample("adult", qi=qi)  # the issue's 8 QIs
+    ds.frequency  # noqa: B018 - the one pass over rows, outside the timings
+    profile = build_profile(ds, quality=True)  # also loads the compiled kernels from numba's cache
+    build_profile(ds)
+    k, max_sup, threshold = 5, "1%", 0.2
+    print(f"\n## adult, {len(ds.quasi_identifiers)} QIs, profile with quality=True: risk and quality of every node "
+          f"({profile.lattice.size} nodes, {len(profile.sizes)} (size, count) pairs; k = {k}, MaxSup {max_sup}; "
+          f"median of {repeat} runs, each cold)")
+    hist = (profile.offsets, profile.sizes, profile.counts)
+    items = [(f"quality {name} optimum", lambda name=name: optimum(query(profile, k, max_sup), name))
+             for name in QUALITY_MODELS]
+    items += [(f"node_risk (threshold {threshold}, pi 10 %)",
+               lambda: node_risk(profile, k, threshold=threshold, sampling_fraction=0.1))]
+    items += [(f"uniqueness dankar, pi {f * 100:.0f} %", lambda f=f: uniqueness_by_node(*hist, f, model="dankar"))
+              for f in (0.1, 0.5)]
+    items += [("reidentifications_by_node, pi 10 %", lambda: reidentifications_by_node(*hist, 0.1))]
+
+    def everything():  # what one client asking for all of them pays: the per-k class figures shared
+        answer = query(profile, k, max_sup)
+        for name in QUALITY_MODELS:
+            optimum(answer, name)
+        node_risk(profile, k, threshold=threshold, sampling_fraction=0.1)
+        for f in (0.1, 0.5):
+            uniqueness_by_node(*hist, f, model="dankar")
+        reidentifications_by_node(*hist, 0.1)
+
+    items.append(("all of them in one pass", everything))
+    walls, cpus = {label: [] for label, _ in items}, {label: [] for label, _ in items}
+    for _ in range(repeat):  # round robin, so that a slower moment of the machine touches every row alike
+        for label, fn in items:
+            def cold(fn=fn):
+                profile._stats_cache.clear()  # no per-k figures kept from the row before
+                return fn()
+            _, wall, cpu = timed(cold)
+            walls[label].append(wall)
+            cpus[label].append(cpu)
+    wall = {label: statistics.median(v) for label, v in walls.items()}
+    cpu = {label: statistics.median(v) for label, v in cpus.items()}
+    for label, _ in items[:-1]:
+        print(f"{label:<40} wall {wall[label] * 1000:8.1f} ms   cpu {cpu[label] * 1000:8.1f} ms")
+    rows = [label for label, _ in items[:-1]]
+    sum_wall, sum_cpu = sum(wall[r] for r in rows), sum(cpu[r] for r in rows)
+    print(f"{'sum of the rows (each pays k figures)':<40} wall {sum_wall * 1000:8.1f} ms   cpu {sum_cpu * 1000:8.1f} ms")
+    together = "all of them in one pass"
+    print(f"{together:<40} wall {wall[together] * 1000:8.1f} ms   cpu {cpu[together] * 1000:8.1f} ms")
+
+    plain_walls, plain_cpus, quality_walls, quality_cpus = [], [], [], []
+    for _ in range(repeat):  # alternated, as above
+        _, w, c = timed(lambda: build_profile(ds))
+        plain_walls.append(w)
+        plain_cpus.append(c)
+        _, w, c = timed(lambda: build_profile(ds, quality=True))
+        quality_walls.append(w)
+        quality_cpus.append(c)
+    plain = statistics.median(plain_walls), statistics.median(plain_cpus)
+    quality = statistics.median(quality_walls), statistics.median(quality_cpus)
+    print(f"profile {'plain':<32} wall {plain[0] * 1000:8.1f} ms   cpu {plain[1] * 1000:8.1f} ms")
+    print(f"profile {'quality=True':<32} wall {quality[0] * 1000:8.1f} ms   cpu {quality[1] * 1000:8.1f} ms")
+    print(f"ratios: quality / plain profile = {quality[0] / plain[0]:.1f}× (wall), {quality[1] / plain[1]:.1f}× (cpu), "
+          f"+{(quality[0] - plain[0]) * 1000:.0f} ms wall; risk and quality (one pass) / quality profile = "
+          f"{wall[together] / quality[0]:.2f}× (wall)")
+    verdict = "PASS" if wall[together] <= TARGET_RISK_QUALITY else "MISSED"
+    print(f"target: risk and quality of every node ≤ {TARGET_RISK_QUALITY * 1000:.0f} ms beyond the profile -> "
+          f"{verdict} (one pass: {wall[together] * 1000:.0f} ms wall, {cpu[together] * 1000:.0f} ms cpu; the rows one by "
+          f"one sum to {sum_wall * 1000:.0f} ms wall)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--only", choices=("profile", "models", "risk-quality"), help="run one section")
     args = parser.parse_args()
     print(f"# microrelease lattice benchmark ({os.cpu_count()} cores)")
-    for n_qi in (8, 9):
-        run(n_qi, args.repeat, args.queries, args.seed)
-    run_models(min(args.repeat, 3))
+    if args.only in (None, "profile"):
+        for n_qi in (8, 9):
+            run(n_qi, args.repeat, args.queries, args.seed)
+    if args.only in (None, "models"):
+        run_models(min(args.repeat, 3))
+    if args.only in (None, "risk-quality"):
+        run_risk_quality(args.repeat)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,11 @@ import numpy as np
 import pytest
 
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.risk.special_functions import digamma_trigamma, lgamma
 from microrelease.core.risk.uniqueness import (
     NodeUniqueness,
     UniquenessEstimate,
     dankar,
-    digamma_trigamma,
-    lgamma,
     pitman,
     snb,
     uniqueness_by_node,
@@ -349,10 +348,11 @@ def test_special_functions():
 def test_pitman_score_and_hessian_are_the_likelihoods_derivatives(theta, alpha):
     """The solver's closed forms (digammas; a series where theta / alpha >> classes; a Taylor series
     over class sizes) against central differences of the likelihood written out above."""
-    from microrelease.core.risk.uniqueness import _Histograms, _pitman_moments, _pitman_score
+    from microrelease.core.risk.histograms import NodeHistograms
+    from microrelease.core.risk.pitman import _pitman_moments, _pitman_score
 
     sizes, counts = np.array([1, 2, 3, 4, 9, 70, 600]), np.array([300, 40, 12, 5, 2, 1, 1])
-    h = _Histograms(np.array([0, len(sizes)]), sizes, counts)
+    h = NodeHistograms(np.array([0, len(sizes)]), sizes, counts)
     psi_sum, zeta = _pitman_moments(h, np.array([0]))
     args = (h.n, h.u, h.c1, h.c2, psi_sum, zeta)
 
@@ -377,7 +377,7 @@ def test_pitman_score_and_hessian_are_the_likelihoods_derivatives(theta, alpha):
 @pytest.mark.parametrize("u", [2, 7, 361, 5000])
 @pytest.mark.parametrize("z", [0.3, 40.0, 3.6e5, 4e8])
 def test_rising_sums_against_explicit_sums(z, u):
-    from microrelease.core.risk.uniqueness import _rising_sums
+    from microrelease.core.risk.pitman import _rising_sums
 
     i = np.arange(1, u, dtype=float)
     expected = [math.fsum(1 / (z + i)), math.fsum(1 / (z + i) ** 2), math.fsum(i / (z + i)),
@@ -410,11 +410,12 @@ def test_many_nodes_of_one_sample_size():
 def test_class_size_sums_against_explicit_sums(a):
     """psi(j - a) - psi(1 - a) = sum_{l<j} 1/(l - a), and psi'(1 - a) - psi'(j - a) the same with squares:
     the solver's Taylor moments for sizes in every band (3 .. 20,000), one size at a time, against fsums."""
-    from microrelease.core.risk.uniqueness import _Histograms, _moments_at, _pitman_moments
+    from microrelease.core.risk.histograms import NodeHistograms
+    from microrelease.core.risk.pitman import _moments_at, _pitman_moments
 
     sizes = np.array([3, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256, 1000, 4095, 4096, 20_000])
     offsets = np.arange(len(sizes) + 1)
-    h = _Histograms(offsets, sizes, np.ones_like(sizes))
+    h = NodeHistograms(offsets, sizes, np.ones_like(sizes))
     psi_sum, zeta = _pitman_moments(h, np.arange(len(sizes)))
     psi_j, tri_j = _moments_at(psi_sum, zeta, np.full(len(sizes), a))
     psi_1, tri_1 = digamma_trigamma(1 - a)
