@@ -20,6 +20,8 @@ import param
 
 from microrelease.app.explorer.sidebar import LATTICE_VIEW, QUESTION
 from microrelease.app.explorer.state import Explorer
+from microrelease.app.tabs.compare.state import CompareState
+from microrelease.app.tabs.compare.view import CompareView
 from microrelease.app.tabs.data.state import DataState
 from microrelease.app.tabs.data.view import DataView
 from microrelease.app.tabs.dp.state import DifferentialPrivacyState, release_curves
@@ -120,6 +122,9 @@ TABS: tuple[Tab, ...] = (
     Tab("export", "4 Decide: Export", lambda c: ExportState(explorer=c.explorer), ExportView,
         needs="a node: the one tapped in step 3, else the policy's preferred one.", shows=decide_shows,
         sidebar=(QUESTION,), details=True),
+    Tab("compare", "Compare", lambda c: CompareState(explorer=c.explorer), CompareView,
+        needs="nodes pinned here: the one tapped in step 3, else the preferred one; two or three side by side.",
+        shows=lambda e, state: state.describe(), sidebar=(QUESTION,), lazy=True),
     Tab("teaching", "Teaching", lambda c: TeachingState(explorer=c.explorer), TeachingView,
         needs="the loaded table and the question (on the left).", shows=teaching_shows, sidebar=(QUESTION,),
         lazy=True),

@@ -1,0 +1,1 @@
+"""The Compare tab: two or three pinned nodes side by side (figures, risk, class sizes, each QI's distribution)."""
