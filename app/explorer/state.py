@@ -315,7 +315,7 @@ class Explorer(param.Parameterized):
         return out
 
     def quality(self, i: int) -> dict[str, float]:
-        """ARX's quality models at node i that this profile can give (Loss and DM* need its share mass
+        """ARX's quality models at node i that this profile can give (Loss needs its share mass
         and no privacy model)."""
         out = {}
         for name, model in QUALITY_MODELS.items():

@@ -82,6 +82,7 @@ class LatticeProfile:
     # rows of every node in classes that fail a privacy model beyond k-anonymity (l-diversity,
     # t-closeness): suppressed whatever k is; the histogram then covers only the passing classes
     failing_rows: np.ndarray | None = None
+    failing_sq: np.ndarray | None = None  # Σ size² of those failing classes (DM*, in quality.py)
     models: tuple = ()
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
     quality: object = None  # the quality models' share mass (quality.Quality), when built with quality=True

@@ -111,12 +111,12 @@ def precision(profile: LatticeProfile, suppressed: np.ndarray) -> np.ndarray:
 
 
 def all_classes_sq(profile: LatticeProfile) -> np.ndarray:
-    """DM*: Σ over every class of size² (suppressed ones included)."""
-    if profile.models:  # the classes failing a model are not in the histogram
-        raise InvalidParameterError("DM* does not yet take privacy models beyond k-anonymity", parameter="policy")
+    """DM*: Σ over every class of size² (suppressed ones included; with privacy models, the classes
+    failing them too, which the histogram leaves out: ``failing_sq``)."""
     n_nodes = len(profile.offsets) - 1
     node_of_pair = np.repeat(np.arange(n_nodes), np.diff(profile.offsets))
-    return np.bincount(node_of_pair, weights=(profile.sizes ** 2 * profile.counts).astype(float), minlength=n_nodes)
+    passing = np.bincount(node_of_pair, weights=(profile.sizes ** 2 * profile.counts).astype(float), minlength=n_nodes)
+    return passing + (profile.failing_sq if profile.failing_sq is not None else 0)
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def policy_score(name: str):
     figures were answered from (built with ``quality=True``)."""
     def score(lattice, stats, candidates, weights):
         profile = stats.source
-        if profile is not None and profile.models and name in ("loss", "dm-star"):
+        if profile is not None and profile.models and name == "loss":
             raise InvalidParameterError(f"the policy {name!r} does not yet take privacy models beyond k-anonymity "
                                         "(l-diversity, t-closeness): their failing classes carry no share mass",
                                         parameter="policy")

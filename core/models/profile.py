@@ -87,13 +87,16 @@ def build_model_profile(
         pieces = model_profile(lattice, dataset.hierarchies, codes, counts, table, models, progress, should_stop)
         name = "sensitive roll-up"
     failing = np.zeros(lattice.size, dtype=np.int64)
+    failing_sq = np.zeros(lattice.size, dtype=np.int64)
     failing_by = np.zeros((len(models), lattice.size), dtype=np.int64)
-    for ids, _, _, _, rows, rows_by in pieces:
+    for ids, _, _, _, rows, rows_by, squares in pieces:
         failing[ids] = rows
         failing_by[:, ids] = rows_by
+        failing_sq[ids] = squares
     failing.setflags(write=False)
+    failing_sq.setflags(write=False)
     profile = assemble_profile(lattice, int(sensitive_frequency.counts.sum()), pieces, name)
-    return dataclasses.replace(profile, failing_rows=failing, models=models,
+    return dataclasses.replace(profile, failing_rows=failing, failing_sq=failing_sq, models=models,
                                failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(models)},
                                _stats_cache={})
 

@@ -134,8 +134,9 @@ def _mark_failing(cnt, n, sizes, table_p, kind, l_value, c_value, t_value, heigh
 @nb.njit(cache=True, nogil=True)
 def inner_model_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, table_p,
                         kinds, l_values, c_values, t_values, height, level_sizes, map_flat, map_off):
-    """Every node's histogram of passing class sizes, rows failing any model and each model, for the
-    sub-lattice over the QIs in ``heights`` (as ``inner_profile``; the failing rows in visit order)."""
+    """Every node's histogram of passing class sizes, rows failing any model and each model, and the
+    failing classes' Σ size², for the sub-lattice over the QIs in ``heights`` (as ``inner_profile``;
+    the failing rows in visit order)."""
     walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
     cnt_buf, nlen = classes(walk)
     width = base_counts.shape[1]
@@ -150,6 +151,7 @@ def inner_model_profile(base_keys, base_counts, heights, shifts, masks, parent_f
     out = start_histograms(n_nodes)
     n_models = len(kinds)
     failing = np.zeros(n_nodes, np.int64)
+    failing_sq = np.zeros(n_nodes, np.int64)  # Σ size² of the failing classes (DM*: quality.py)
     failing_by = np.zeros((n_models, n_nodes), np.int64)
     visited = 0
     while True:
@@ -178,8 +180,9 @@ def inner_model_profile(base_keys, base_counts, heights, shifts, masks, parent_f
                 kept += 1
             else:
                 failing[visited] += np.int64(round(sizes[i]))
+                failing_sq[visited] += np.int64(round(sizes[i])) ** 2
         sizes_kept, freq = histogram(sizes_now, kept, buffers)
         out = append_histogram(out, node_id(walk), sizes_kept, freq)
         visited += 1
     order, seg, out_sizes, out_counts = finish_histograms(out)
-    return order, seg, out_sizes, out_counts, failing, failing_by
+    return order, seg, out_sizes, out_counts, failing, failing_by, failing_sq

@@ -38,7 +38,7 @@ def merge_classes(codes: np.ndarray, counts: np.ndarray, radices: Sequence[int])
 def model_profile(lattice, hierarchies, root_codes: np.ndarray, root_counts: np.ndarray, table: np.ndarray,
                   models: Sequence, progress=None, should_stop=None) -> list[tuple]:
     """One piece per node (as the compiled kernel's): (node number, segment offsets, passing class
-    sizes, counts, rows failing any model, rows failing each model)."""
+    sizes, counts, rows failing any model, rows failing each model, the failing classes' Σ size²)."""
     heights = lattice.heights
     q = len(heights)
     pieces = []
@@ -53,7 +53,8 @@ def model_profile(lattice, hierarchies, root_codes: np.ndarray, root_counts: np.
             ok &= passes
         s, c = np.unique(sizes[ok], return_counts=True)
         pieces.append((np.array([lattice.index(tuple(vec))]), np.array([0, len(s)]), s.astype(np.int64),
-                       c.astype(np.int64), np.array([sizes[~ok].sum()], dtype=np.int64), by_model))
+                       c.astype(np.int64), np.array([sizes[~ok].sum()], dtype=np.int64), by_model,
+                       np.array([(sizes[~ok] ** 2).sum()], dtype=np.int64)))
         done = len(pieces)
         if should_stop is not None and done % 64 == 0 and should_stop():
             raise Cancelled("profile computation cancelled")

@@ -34,8 +34,8 @@ SUPPRESSED = "(suppressed)"  # the bar of a node's suppressed rows
 MAX_BARS = 24  # bars per release in a distribution: the rest is summed into one bar
 MASS_REASON = ("the profile has no share mass (it is built when a quality policy, e.g. loss, is chosen in the "
                "question)")
-MODELS_REASON = ("privacy models (l-diversity, t-closeness) are applied, and these quality models do not yet "
-                 "count the classes failing them")
+MODELS_REASON = ("privacy models (l-diversity, t-closeness) are applied, and Loss does not yet count the "
+                 "classes failing them")
 
 
 def add_pin(pins: list[int], node: int, limit: int = MAX_PINS) -> list[int]:
@@ -132,7 +132,7 @@ class CompareState(param.Parameterized):
             for name, model in QUALITY_MODELS.items():
                 try:
                     quality[name] = model.score(e.profile, e.k)
-                except InvalidParameterError:  # Loss without the share mass; Loss and DM* under privacy models
+                except InvalidParameterError:  # Loss without the share mass, or under privacy models
                     skipped[name] = MODELS_REASON if e.profile.models else MASS_REASON
             risk = node_risk(e.profile, e.k, threshold=RISK_THRESHOLD)
             self._scores = (e.profile, e.k, quality, skipped, risk)

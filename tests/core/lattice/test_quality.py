@@ -103,3 +103,29 @@ def test_the_optimum_is_the_best_satisfying_node_and_the_best_k_minimal_one_is_g
         assert answer.satisfying[best] and answer.minimal[best_minimal]
         assert score[best] == score[answer.satisfying].min()
         assert score[best_minimal] == score[answer.minimal].min() >= score[best]
+
+
+def test_dm_star_with_t_closeness_has_arx_s_optimum_and_counts_the_failing_classes():
+    """ARX's DM* optimum on adult (QIs as below, sensitive occupation, equal-distance 0.2-closeness,
+    k = 5, 4 % suppression): [1,4,1,0,3,2,2,1] with 311,880,088; the classes failing the model count."""
+    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.sensitive import prepare_models
+
+    qi = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class")
+    dataset = load_sample("adult", qi=qi)
+    frequency, models = prepare_models(dataset, "occupation", {"t_closeness": "0.2:equal"})
+    compiled = build_model_profile(dataset, frequency, models)
+    assert np.array_equal(compiled.failing_sq, build_model_profile(dataset, frequency, models, strategy="numpy").failing_sq)
+    answer = query(compiled, 5, "4%")
+    best, _ = optimum(answer, "dm-star")
+    assert answer.lattice.node(best) == (1, 4, 1, 0, 3, 2, 2, 1)
+    assert QUALITY_MODELS["dm-star"].score(compiled, 5)[best] == 311_880_088
+    # the failing classes' squares are those of the classes a node's release drops for the model
+    from microrelease.core.lattice.release import node_suppression
+
+    node = answer.lattice.node(best)
+    suppression = node_suppression(dataset, node, 5, sensitive_frequency=frequency, models=models)
+    failing = np.zeros(len(suppression.sizes), dtype=bool)
+    for fails in suppression.failing.values():
+        failing |= fails
+    assert compiled.failing_sq[best] == (suppression.sizes[failing].astype(np.int64) ** 2).sum()
