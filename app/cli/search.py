@@ -13,7 +13,8 @@ from microrelease.core.lattice.hierarchies import describe_levels, describe_vect
 
 NAME = "search"
 HELP = "k-minimal generalizations, Find_vector and the preferred node"
-KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "distinct", "rel_distance")
+KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "distinct", "rel_distance", "max_risk",
+               "average_risk")
 
 
 @dataclass(frozen=True)

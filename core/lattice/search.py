@@ -148,6 +148,7 @@ class NodeResult:
     avg_class_size: float
     smallest_class: int
     max_risk: float
+    average_risk: float
 
     def to_dict(self) -> dict:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -192,6 +193,7 @@ class Answer:
             avg_class_size=float(m["avg_class_size"][i]),
             smallest_class=int(self.stats.smallest[i]),
             max_risk=float(m["max_risk"][i]),
+            average_risk=float(m["average_risk"][i]),
         )
 
     @property

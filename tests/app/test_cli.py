@@ -30,7 +30,9 @@ def test_search_json_has_the_documented_shape(capsys):
     assert (result["n_rows"], result["qi"], result["heights"], result["lattice_size"]) == (9, ["Race", "ZIP"], [1, 2], 6)
     assert sorted(n["vector"] for n in result["k_minimal"]) == [[0, 1], [1, 0]]
     assert set(result["k_minimal"][0]) == {"vector", "levels", "height", "suppressed", "accuracy", "completeness", "distinct",
-                                           "rel_distance"}
+                                           "rel_distance", "max_risk", "average_risk"}
+    for n in result["k_minimal"]:  # the prosecutor's risk over the released rows: classes / rows
+        assert n["average_risk"] == n["distinct"] / (9 - n["suppressed"]) and n["max_risk"] <= 1 / 2
     assert result["find_vector"]["vector"] == [0, 1]
     assert result["find_vector"]["trace"][0] == {"low": 0, "high": 3, "try": 1, "tested": [[0, 1]], "satisfied": [0, 1]}
     assert result["preferred"]["policy"] == "min-relative" and result["preferred"]["vector"] == [0, 1]
