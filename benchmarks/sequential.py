@@ -1,15 +1,20 @@
 """Relational + sequential anonymization at scale, each measurement in a fresh process:
 
 1. time (wall and CPU) and peak memory for 2,000, 20,000 and 100,000 generated hospital patients at
-   k = 5, by phase: loading, grouping (sub-quadratic: sketch + k-d tree + exact F), the anonymization
-   (anonymize.py as it is), and the compiled group alignment alone (``align_groups``); with the
-   output check (smallest set sharing both parts) and the utility (codes suppressed, relational NCP);
-2. the growth of the grouping's cost: the quadratic grouping (every remaining entity compared) against
-   the sub-quadratic one on 2,000, 5,000 and 10,000 patients, with the ratio of their within-group F;
-3. two patients of 1,600 visits each: F between them, and their group alignment (compiled; with
+   k = 5, by phase: loading, grouping (sketch + k-d tree, groups grown by the release's loss, then
+   refined), the anonymization (anonymize.py as it is), and the compiled group alignment alone
+   (``align_groups``); with the output check (smallest set sharing both parts) and the utility (codes
+   suppressed, relational NCP);
+2. the growth of the grouping's cost: the greedy comparing every remaining entity against the one
+   comparing the sketch's nearest (both without refinement) on 2,000, 5,000 and 10,000 patients, with
+   the ratio of their loss (group_loss.py), and the loss after the refinement;
+3. end to end: the command line (``microrelease sequential``, check, attackers and reports included) on
+   the largest size, wall time and the process's peak memory;
+4. two patients of 1,600 visits each: F between them, and their group alignment (compiled; with
    ``--python-pair`` also the pure-Python alignment, about 3 minutes);
-4. utility and the three attackers (:data:`microrelease.core.sequential.guarantee.ATTACKERS`) before
-   and after, beside 1/k, on the bundled hospital sample at k = 2, 5, 10.
+5. utility (codes suppressed, relational NCP, sequence loss) and the three attackers
+   (:data:`microrelease.core.sequential.guarantee.ATTACKERS`) before and after, beside 1/k, on the
+   bundled hospital sample at k = 2, 5, 10.
 
 Run: python benchmarks/sequential.py [--sizes 2000,20000,100000] [--exact-sizes 2000,5000,10000] [--k 5]
 """
@@ -103,19 +108,37 @@ def child_exact(task: dict) -> dict:
     import numpy as np
 
     from microrelease.core.sequential.cost import CostModel
+    from microrelease.core.sequential.group_loss import LossModel
     from microrelease.core.sequential.grouping import group_entities
 
     folder, k = Path(task["folder"]), task["k"]
     warm_up(folder)
     model = CostModel(load(folder))
     clock = Clock()
-    exact = clock("quadratic", group_entities, model, k, candidates=None)
-    sketched = clock("sketched", group_entities, model, k)
+    exact = clock("every entity", group_entities, model, k, candidates=None, passes=0)
+    sketched = clock("sketched", group_entities, model, k, passes=0)
+    refined = clock("refined", group_entities, model, k)
+    loss = LossModel(model)
 
-    def within(groups):
-        return sum(model.costs_from(a, np.flatnonzero(groups == groups[a])).sum() for a in range(len(groups)))
+    def total(groups):
+        return sum(loss.loss(np.flatnonzero(groups == g))[0] for g in range(groups.max() + 1))
 
-    return {"entities": model.data.n_entities, "phases": clock.figures, "ratio": within(sketched) / within(exact)}
+    return {"entities": model.data.n_entities, "phases": clock.figures, "ratio": total(sketched) / total(exact),
+            "refined": total(refined) / total(exact)}
+
+
+def child_cli(task: dict) -> dict:
+    """The command line end to end, in this fresh process (numba's kernels loaded from its cache)."""
+    from microrelease.app.cli.run import main
+
+    folder = Path(task["folder"])
+    argv = ["sequential", str(folder / "patients.csv"), str(folder / "visits.csv"), "--entity-id", "patient_id",
+            "--qi", "age,sex,zip", "--identifier", "name", "--keep", "cost", "--sequence-key", "visit_id",
+            "--order-by", "day", "--code", "code", "--code-hierarchy", str(folder / "hospital_hierarchy_code.csv"),
+            "--hierarchy-dir", str(folder), "--k", str(task["k"]), "--quiet", "-o", task["out"]]
+    wall = time.perf_counter()
+    status = main(argv)
+    return {"status": status, "wall": time.perf_counter() - wall, "peak_mb": rss_mb("VmHWM")}
 
 
 def child_pair(task: dict) -> dict:
@@ -166,8 +189,8 @@ def child_attackers(task: dict) -> dict:
 
 
 def child(task: dict) -> dict:
-    return {"scale": child_scale, "exact": child_exact, "pair": child_pair,
-            "attackers": child_attackers}[task["kind"]](task)
+    return {"scale": child_scale, "exact": child_exact, "pair": child_pair, "attackers": child_attackers,
+            "cli": child_cli}[task["kind"]](task)
 
 
 def seconds(phase) -> str:
@@ -204,20 +227,29 @@ def main() -> None:
                   f"{r['smallest_shared']:>10} {r['suppressed']:>10.1%} {r['relational_ncp']:>8.3f}")
         print("   (peak MB: the process's resident high-water mark through load, grouping and anonymize)")
 
-        print(f"\n# 2. the grouping's growth, k = {args.k}: quadratic (every remaining entity) vs sub-quadratic")
-        print(f"{'entities':>9} {'quadratic':>15} {'sketched':>15} {'within-group F, sketched/quadratic':>36}")
+        print(f"\n# 2. the grouping's growth, k = {args.k}: every remaining entity compared vs the sketch's nearest")
+        print(f"{'entities':>9} {'every entity':>15} {'sketched':>15} {'+ refined':>15} {'loss: sketched/every':>21} "
+              f"{'refined/every':>14}")
         for n in (int(s) for s in args.exact_sizes.split(",")):
             r = in_fresh_process(__file__, {"kind": "exact", "folder": folder(n), "k": args.k})
-            print(f"{r['entities']:>9,} {seconds(r['phases']['quadratic'])} {seconds(r['phases']['sketched'])} "
-                  f"{r['ratio']:>36.4f}")
+            p = r["phases"]
+            print(f"{r['entities']:>9,} {seconds(p['every entity'])} {seconds(p['sketched'])} {seconds(p['refined'])} "
+                  f"{r['ratio']:>21.4f} {r['refined']:>14.4f}")
 
-    print(f"\n# 3. two patients of {args.visits:,} visits each")
+        largest = max(int(s) for s in args.sizes.split(","))
+        print(f"\n# 3. end to end: microrelease sequential on {largest:,} patients, k = {args.k} (check, attackers, "
+              "reports included)")
+        r = in_fresh_process(__file__, {"kind": "cli", "folder": folder(largest), "k": args.k,
+                                        "out": str(Path(tmp) / "cli_out")})
+        print(f"wall {r['wall']:.1f} s, peak memory {r['peak_mb']:.0f} MB (exit status {r['status']})")
+
+    print(f"\n# 4. two patients of {args.visits:,} visits each")
     r = in_fresh_process(__file__, {"kind": "pair", "visits": args.visits, "python": args.python_pair})
     for name, phase in r["phases"].items():
         print(f"{name:<18} {seconds(phase)} s")
     print(f"{r['events']:,} events; {r['kept_visits']:,} visits kept; extra memory {r['extra_mb']:.0f} MB")
 
-    print("\n# 4. the bundled hospital sample: utility, and each attacker's success before / after (1/k beside)")
+    print("\n# 5. the bundled hospital sample: utility, and each attacker's success before / after (1/k beside)")
     print(f"{'k':>3} {'suppressed':>10} {'rel. NCP':>8} {'seq. loss':>9}  attackers (before -> after)")
     for k in (2, 5, 10):
         r = in_fresh_process(__file__, {"kind": "attackers", "k": k})

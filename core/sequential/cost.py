@@ -182,6 +182,15 @@ def stacked_tables(hierarchies) -> tuple[np.ndarray, np.ndarray]:
     return hcodes, tab
 
 
+def release_tables(data) -> tuple[np.ndarray, np.ndarray]:
+    """The code hierarchy's tables as the release reads them: values that never meet cannot be kept
+    (infinite), nor can events of two tables, which meet only at a study's synthetic root (event_codes.py)."""
+    hcodes, tab = hierarchy_tables(data.code_hierarchy, apart=np.inf)
+    if data.event_tables:
+        tab[data.code_hierarchy.height, 0] = np.inf
+    return hcodes, tab
+
+
 def time_span(data) -> float:
     """The width that time differences are divided by: last visit − first visit (1 if they are equal)."""
     times = data.visit_time
@@ -280,9 +289,7 @@ def align_groups(data, groups: np.ndarray, *, w_time: float, span: float, step_b
     groups = np.asarray(groups, dtype=np.int64)
     members = np.argsort(groups, kind="stable")  # input order within each group
     group_ptr = np.searchsorted(groups[members], np.arange(int(groups.max(initial=-1)) + 2))
-    hcodes, tab = hierarchy_tables(data.code_hierarchy, apart=np.inf)
-    if data.event_tables:  # events of two tables meet only at the synthetic root: never released (event_codes.py)
-        tab[data.code_hierarchy.height, 0] = np.inf
+    hcodes, tab = release_tables(data)
     vcap, ccap = kernels.consensus_caps(group_ptr, members, data.visit_ptr, data.code_ptr)
     times, codes = data.times, data.codes.astype(np.int64)
     low, high, vlen = np.empty(vcap[-1], dtype=times.dtype), np.empty(vcap[-1], dtype=times.dtype), np.empty(

@@ -11,7 +11,13 @@ by walking up from the node's level until u's ancestor is the same node.
 Memory: F keeps two rows of each dynamic-programming table. The alignment that the anonymization
 needs (which visits and codes are matched) keeps one byte per cell of the visit table for the
 trace-back up to ``step_bytes``; beyond, it keeps two rows every s = √rows rows and rebuilds one block
-of s rows at a time while tracing back (twice the work, O(√N·M) memory instead of O(N·M)).
+of s rows at a time while tracing back (twice the work, O(√N·M) memory instead of O(N·M)). The costs
+of every pair of codes are tabulated once per alignment when the table takes at most step_bytes / 64.
+
+Speed: numba counts the references of arrays atomically, and each array handed to a helper, taken as
+a slice or swapped with another costs two such counts; in the inner loops these cost more than the
+arithmetic (measured: about half the grouping's time). So the loops name their rows by index in one
+2-D array, never swap or slice arrays, and write the alignment of a run's codes out in place.
 """
 
 from __future__ import annotations
@@ -26,14 +32,14 @@ SLACK = 1e-9  # the visits' tie rule: the first move within SLACK of the best
 STEP_BYTES = 1 << 26  # the default step_bytes: larger visit tables are traced back in blocks (merge_member)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def _close(a, b):
     if math.isinf(a) or math.isinf(b):
         return a == b
     return abs(a - b) <= ATOL + RTOL * abs(b)
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def lca_level(hcodes, level, rep, u):
     """The level of the lowest common ancestor of node (level, rep's ancestor) and ground value u."""
     j, top = level, hcodes.shape[0] - 1
@@ -42,7 +48,7 @@ def lca_level(hcodes, level, rep, u):
     return j
 
 
-@nb.njit(cache=True, nogil=True, inline="always")
+@nb.njit(cache=True, nogil=True)
 def node_cost(hcodes, tab, level, rep, u):
     j = lca_level(hcodes, level, rep, u)
     return tab[j, hcodes[j, rep]]
@@ -51,24 +57,27 @@ def node_cost(hcodes, tab, level, rep, u):
 # --- F: the cost between two entities (two rows per table) ---------------------------------------------
 
 @nb.njit(cache=True, nogil=True)
-def _codes_cost(codes, a0, a1, b0, b1, hcodes, tab, prev, cur):
-    """Edit distance of codes[a0:a1] and codes[b0:b1]: substitution NCP(LCA), insertion/deletion 1."""
+def _codes_cost(codes, a0, a1, b0, b1, hcodes, tab, work):
+    """Edit distance of codes[a0:a1] and codes[b0:b1]: substitution NCP(LCA), insertion/deletion 1; in
+    rows 2 and 3 of ``work``. (Rows are named by index, never swapped as arrays: swapping array
+    variables costs numba two atomic reference counts each time, which dominated these loops.)"""
     lb = b1 - b0
+    p, c = 2, 3
     for j in range(lb + 1):
-        prev[j] = j
+        work[p, j] = j
     for i in range(1, a1 - a0 + 1):
-        cur[0] = i
+        work[c, 0] = i
         u = codes[a0 + i - 1]
         for j in range(1, lb + 1):
-            best = prev[j] + 1.0
-            if cur[j - 1] + 1.0 < best:
-                best = cur[j - 1] + 1.0
-            sub = prev[j - 1] + node_cost(hcodes, tab, 0, u, codes[b0 + j - 1])
+            best = work[p, j] + 1.0
+            if work[c, j - 1] + 1.0 < best:
+                best = work[c, j - 1] + 1.0
+            sub = work[p, j - 1] + node_cost(hcodes, tab, 0, u, codes[b0 + j - 1])
             if sub < best:
                 best = sub
-            cur[j] = best
-        prev, cur = cur, prev
-    return prev[lb]
+            work[c, j] = best
+        p, c = c, p
+    return work[p, lb]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -85,33 +94,43 @@ def scratch_for(visit_ptr, code_ptr):
 @nb.njit(cache=True, nogil=True)
 def pair_sequence_cost(visit_ptr, code_ptr, codes, times, hcodes, tab, a, b, w_time, span, scratch):
     """The sequence loss of entities a and b in [0, 1] (alignment / cost of suppressing both);
-    ``scratch`` from :func:`scratch_for` (one per thread)."""
+    ``scratch`` from :func:`scratch_for` (one per thread): rows 0 and 1 for the visits, 2 and 3 for
+    the codes."""
     va0, vb0 = visit_ptr[a], visit_ptr[b]
     la, lb = visit_ptr[a + 1] - va0, visit_ptr[b + 1] - vb0
-    prev, cur, cp, cc = scratch[0], scratch[1], scratch[2], scratch[3]
-    prev[0] = 0.0
+    p, c = 0, 1
+    scratch[p, 0] = 0.0
     for j in range(1, lb + 1):
         v = vb0 + j - 1
-        prev[j] = prev[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
-    total = prev[lb]
+        scratch[p, j] = scratch[p, j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+    total = scratch[p, lb]
     for i in range(1, la + 1):
         u = va0 + i - 1
         drop_u = (code_ptr[u + 1] - code_ptr[u]) + w_time
         total += drop_u
-        cur[0] = prev[0] + drop_u
+        scratch[c, 0] = scratch[p, 0] + drop_u
         for j in range(1, lb + 1):
             v = vb0 + j - 1
-            best = prev[j] + drop_u
-            left = cur[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+            best = scratch[p, j] + drop_u
+            left = scratch[c, j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
             if left < best:
                 best = left
-            sub = prev[j - 1] + _codes_cost(codes, code_ptr[u], code_ptr[u + 1], code_ptr[v], code_ptr[v + 1],
-                                            hcodes, tab, cp, cc) + w_time * abs(times[u] - times[v]) / span
+            sub = scratch[p, j - 1] + _codes_cost(codes, code_ptr[u], code_ptr[u + 1], code_ptr[v], code_ptr[v + 1],
+                                                  hcodes, tab, scratch) + w_time * abs(times[u] - times[v]) / span
             if sub < best:
                 best = sub
-            cur[j] = best
-        prev, cur = cur, prev
-    return prev[lb] / total if total > 0 else 0.0
+            scratch[c, j] = best
+        p, c = c, p
+    return scratch[p, lb] / total if total > 0 else 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def _qi_cost(qi_hcodes, qi_tab, q, u, v):
+    """node_cost of QI q's ground values u and v, without taking views of the stacked tables."""
+    j, top = 0, qi_hcodes.shape[1] - 1
+    while j < top and qi_hcodes[q, j, u] != qi_hcodes[q, j, v]:
+        j += 1
+    return qi_tab[q, j, qi_hcodes[q, j, u]]
 
 
 @nb.njit(cache=True, nogil=True)
@@ -121,7 +140,7 @@ def pair_cost(a, c, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, tim
     m = qi_codes.shape[1]
     rel = 0.0
     for q in range(m):
-        rel += node_cost(qi_hcodes[q], qi_tab[q], 0, qi_codes[a, q], qi_codes[c, q])
+        rel += _qi_cost(qi_hcodes, qi_tab, q, qi_codes[a, q], qi_codes[c, q])
     rel = rel / m if m else 0.0
     seq = 0.0
     if w_seq > 0:
@@ -162,23 +181,16 @@ MOVES = ((1, 1), (1, 2), (2, 1), (1, 0), (0, 1))  # in tie order
 
 
 @nb.njit(cache=True, nogil=True)
-def _node_codes_cost(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab, prev, cur):
-    """Edit distance of consensus codes c0:c1 (nodes) and member codes b0:b1 (ground values), two rows."""
-    lb = b1 - b0
-    for j in range(lb + 1):
-        prev[j] = j
-    for i in range(1, c1 - c0 + 1):
-        cur[0] = i
-        lv, rep = c_level[c0 + i - 1], c_rep[c0 + i - 1]
-        for j in range(1, lb + 1):
-            cur[j] = min(prev[j] + 1.0, cur[j - 1] + 1.0,
-                         prev[j - 1] + node_cost(hcodes, tab, lv, rep, codes[b0 + j - 1]))
-        prev, cur = cur, prev
-    return prev[lb]
+def _sub_cost(sub, cb0, c_level, c_rep, x, codes, y, hcodes, tab):
+    """The cost of keeping consensus code x against member code y: from ``sub`` (rows: consensus codes,
+    columns: member codes from cb0) when :func:`merge_member` built it, else walked up the hierarchy."""
+    if sub.shape[1]:
+        return sub[x, y - cb0]
+    return node_cost(hcodes, tab, c_level[x], c_rep[x], codes[y])
 
 
 @nb.njit(cache=True, nogil=True)
-def _node_codes_pairs(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab):
+def _node_codes_pairs(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab, sub, cb0):
     """The matched (consensus position, member position) pairs of the codes' alignment, in order; the
     trace-back prefers a match, then dropping a consensus code, within numpy.isclose."""
     la, lb = c1 - c0, b1 - b0
@@ -190,13 +202,13 @@ def _node_codes_pairs(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab):
     for i in range(1, la + 1):
         for j in range(1, lb + 1):
             cost[i, j] = min(cost[i - 1, j] + 1.0, cost[i, j - 1] + 1.0,
-                             cost[i - 1, j - 1] + node_cost(hcodes, tab, c_level[c0 + i - 1], c_rep[c0 + i - 1],
-                                                            codes[b0 + j - 1]))
+                             cost[i - 1, j - 1] + _sub_cost(sub, cb0, c_level, c_rep, c0 + i - 1, codes, b0 + j - 1,
+                                                            hcodes, tab))
     out = np.empty((min(la, lb), 2), dtype=np.int64)
     n, i, j = 0, la, lb
     while i > 0 and j > 0:
-        if _close(cost[i, j], cost[i - 1, j - 1] + node_cost(hcodes, tab, c_level[c0 + i - 1], c_rep[c0 + i - 1],
-                                                              codes[b0 + j - 1])):
+        if _close(cost[i, j], cost[i - 1, j - 1] + _sub_cost(sub, cb0, c_level, c_rep, c0 + i - 1, codes, b0 + j - 1,
+                                                             hcodes, tab)):
             out[n, 0], out[n, 1] = c0 + i - 1, b0 + j - 1
             n += 1
             i, j = i - 1, j - 1
@@ -208,54 +220,70 @@ def _node_codes_pairs(c_level, c_rep, c0, c1, codes, b0, b1, hcodes, tab):
 
 
 @nb.njit(cache=True, nogil=True)
-def _run_cost(c_low, c_high, c_ptr, c_level, c_rep, u0, u1, code_ptr, codes, times, v0, v1, hcodes, tab, w_time,
-              span, cp, cc):
-    """Cost of making consensus visits u0:u1 and member visits v0:v1 one visit: their codes' edit
-    distance + w_T · (widening of the consensus intervals / span + visits merged)."""
-    low, high, own = np.inf, -np.inf, 0.0
-    for u in range(u0, u1):
-        low, high = min(low, float(c_low[u])), max(high, float(c_high[u]))
-    for v in range(v0, v1):
-        low, high = min(low, float(times[code_ptr[v]])), max(high, float(times[code_ptr[v + 1] - 1]))
-    for u in range(u0, u1):
-        own += float(c_high[u]) - float(c_low[u])
-    merged = (u1 - u0) + (v1 - v0) - 2
-    return _node_codes_cost(c_level, c_rep, c_ptr[u0], c_ptr[u1], codes, code_ptr[v0], code_ptr[v1], hcodes, tab,
-                            cp, cc) + w_time * (((high - low) - own) / span + merged)
+def _merge_row(i, m, rows, r2, r1, r0, steps, r, c_low, c_high, c_ptr, c_level, c_rep, vb0, code_ptr, codes, times,
+               hcodes, tab, w_time, span, work, options, sub, cb0):
+    """Row i of the visit table into rows[r0] from rows i−1 (rows[r1]) and i−2 (rows[r2]); each cell's
+    move (an index into MOVES: the first within SLACK of the best) into steps[r] when r >= 0.
 
-
-@nb.njit(cache=True, nogil=True)
-def _merge_row(i, m, row2, row1, row, steps, r, c_low, c_high, c_ptr, c_level, c_rep, vb0, code_ptr, codes, times,
-               hcodes, tab, w_time, span, cp, cc):
-    """Row i of the visit table into ``row`` from rows i−1 (row1) and i−2 (row2); each cell's move
-    (an index into MOVES: the first within SLACK of the best) into steps[r] when r >= 0."""
-    options = np.empty(5)
+    A run (consecutive consensus visits u0:u1 and member visits v0:v1 made one visit) costs their codes'
+    edit distance (in the two rows of ``work``) + w_T · (widening of the consensus intervals / span +
+    visits merged). The drops are priced first, and a run that surely costs more than the best so far
+    (the edit distance is at least the difference of the lengths) is never chosen, so its codes are not
+    aligned. Everything is written out in this one loop: numba counts references (atomically) for the
+    arrays handed to each helper, which cost more than the alignment itself."""
     for j in range(m + 1):
         if i == 0 and j == 0:
-            row[0] = 0.0
+            rows[r0, 0] = 0.0
             continue
-        options[:] = np.nan  # not available
-        if i >= 1 and j >= 1:
-            options[0] = row1[j - 1] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 1, i, code_ptr, codes,
-                                                 times, vb0 + j - 1, vb0 + j, hcodes, tab, w_time, span, cp, cc)
-        if i >= 1 and j >= 2:
-            options[1] = row1[j - 2] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 1, i, code_ptr, codes,
-                                                 times, vb0 + j - 2, vb0 + j, hcodes, tab, w_time, span, cp, cc)
-        if i >= 2 and j >= 1:
-            options[2] = row2[j - 1] + _run_cost(c_low, c_high, c_ptr, c_level, c_rep, i - 2, i, code_ptr, codes,
-                                                 times, vb0 + j - 1, vb0 + j, hcodes, tab, w_time, span, cp, cc)
+        for o in range(5):  # (a loop: a slice would be a view, reference-counted)
+            options[o] = np.nan  # not available
+        known = np.inf  # the best option so far
         if i >= 1:
-            options[3] = row1[j] + (c_ptr[i] - c_ptr[i - 1]) + w_time
+            options[3] = rows[r1, j] + (c_ptr[i] - c_ptr[i - 1]) + w_time
+            known = min(known, options[3])
         if j >= 1:
             v = vb0 + j - 1
-            options[4] = row[j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+            options[4] = rows[r0, j - 1] + (code_ptr[v + 1] - code_ptr[v]) + w_time
+            known = min(known, options[4])
+        for o in range(3):
+            a, d = MOVES[o]
+            if i < a or j < d:
+                continue
+            before = rows[r1 if a == 1 else r2, j - d]
+            u0, u1, v0, v1 = i - a, i, vb0 + j - d, vb0 + j
+            low, high, own = np.inf, -np.inf, 0.0
+            for u in range(u0, u1):
+                low, high = min(low, float(c_low[u])), max(high, float(c_high[u]))
+                own += float(c_high[u]) - float(c_low[u])
+            for v in range(v0, v1):
+                low, high = min(low, float(times[code_ptr[v]])), max(high, float(times[code_ptr[v + 1] - 1]))
+            timing = w_time * (((high - low) - own) / span + (a + d - 2))
+            c0, c1, b0, b1 = c_ptr[u0], c_ptr[u1], code_ptr[v0], code_ptr[v1]
+            if abs((c1 - c0) - (b1 - b0)) + timing > known - before + 2 * SLACK:
+                options[o] = np.inf  # surely worse than an option at hand
+                continue
+            lb = b1 - b0
+            p, c = 0, 1
+            for y in range(lb + 1):
+                work[p, y] = y
+            for x in range(c0, c1):
+                work[c, 0] = x - c0 + 1
+                for y in range(1, lb + 1):
+                    if sub.shape[1]:
+                        pair = sub[x, b0 + y - 1 - cb0]
+                    else:
+                        pair = node_cost(hcodes, tab, c_level[x], c_rep[x], codes[b0 + y - 1])
+                    work[c, y] = min(work[p, y] + 1.0, work[c, y - 1] + 1.0, work[p, y - 1] + pair)
+                p, c = c, p
+            options[o] = before + (work[p, lb] + timing)
+            known = min(known, options[o])
         best = np.inf
         for o in range(5):
             if not np.isnan(options[o]) and options[o] < best:
                 best = options[o]
         for o in range(5):
             if not np.isnan(options[o]) and options[o] <= best + SLACK:
-                row[j] = options[o]
+                rows[r0, j] = options[o]
                 if r >= 0:
                     steps[r, j] = o
                 break
@@ -274,18 +302,28 @@ def merge_member(c_low, c_high, c_ptr, c_level, c_rep, e, visit_ptr, code_ptr, c
     widest = 1
     for v in range(vb0, vb0 + m):
         widest = max(widest, code_ptr[min(v + 2, vb0 + m)] - code_ptr[v])
-    cp, cc = np.empty(widest + 1), np.empty(widest + 1)
+    work, options = np.empty((2, widest + 1)), np.empty(5)
+    # every code pair's cost, once (the visit table asks for each up to 9 times), in at most step_bytes / 64
+    cb0 = code_ptr[vb0]
+    mc = code_ptr[vb0 + m] - cb0
+    sub = np.empty((len(c_level), mc) if 8 * len(c_level) * mc <= step_bytes // 64 else (0, 0))
+    if sub.shape[1]:
+        for x in range(len(c_level)):
+            for y in range(mc):
+                sub[x, y] = node_cost(hcodes, tab, c_level[x], c_rep[x], codes[cb0 + y])
     whole = (n + 1) * (m + 1) <= step_bytes  # then one block: every move kept, no second pass
     s = n + 1 if whole else max(1, int(math.ceil(math.sqrt(n + 1))))
     saved = np.full((n // s + 1, 2, m + 1), np.inf)  # block b starts from rows b·s − 2 and b·s − 1
-    row2, row1, row = np.full(m + 1, np.inf), np.full(m + 1, np.inf), np.empty(m + 1)
+    rows = np.full((3, m + 1), np.inf)
+    r2, r1, r0 = 0, 1, 2  # rows i − 2, i − 1, i (by index: see _codes_cost)
     steps = np.zeros((s, m + 1), dtype=np.uint8)
     for i in range(n + 1):
         if i % s == 0:
-            saved[i // s, 0], saved[i // s, 1] = row2, row1
-        _merge_row(i, m, row2, row1, row, steps, i if whole else -1, c_low, c_high, c_ptr, c_level, c_rep, vb0,
-                   code_ptr, codes, times, hcodes, tab, w_time, span, cp, cc)
-        row2, row1, row = row1, row, row2
+            for j in range(m + 1):
+                saved[i // s, 0, j], saved[i // s, 1, j] = rows[r2, j], rows[r1, j]
+        _merge_row(i, m, rows, r2, r1, r0, steps, i if whole else -1, c_low, c_high, c_ptr, c_level, c_rep, vb0,
+                   code_ptr, codes, times, hcodes, tab, w_time, span, work, options, sub, cb0)
+        r2, r1, r0 = r1, r0, r2
     runs = np.empty((min(n, m), 4), dtype=np.int64)
     n_runs, i, j, block = 0, n, m, 0 if whole else -1
     while i > 0 or j > 0:
@@ -295,11 +333,12 @@ def merge_member(c_low, c_high, c_ptr, c_level, c_rep, e, visit_ptr, code_ptr, c
         b = i // s
         if b != block:  # rebuild the moves of rows b·s .. b·s + s − 1
             block = b
-            row2[:], row1[:] = saved[b, 0], saved[b, 1]
+            for y in range(m + 1):
+                rows[r2, y], rows[r1, y] = saved[b, 0, y], saved[b, 1, y]
             for x in range(b * s, min(b * s + s, n + 1)):
-                _merge_row(x, m, row2, row1, row, steps, x - b * s, c_low, c_high, c_ptr, c_level, c_rep, vb0,
-                           code_ptr, codes, times, hcodes, tab, w_time, span, cp, cc)
-                row2, row1, row = row1, row, row2
+                _merge_row(x, m, rows, r2, r1, r0, steps, x - b * s, c_low, c_high, c_ptr, c_level, c_rep, vb0,
+                           code_ptr, codes, times, hcodes, tab, w_time, span, work, options, sub, cb0)
+                r2, r1, r0 = r1, r0, r2
         a, d = MOVES[steps[i - b * s, j]]
         if a and d:
             runs[n_runs, 0], runs[n_runs, 1], runs[n_runs, 2], runs[n_runs, 3] = i - a, i, vb0 + j - d, vb0 + j
@@ -311,7 +350,8 @@ def merge_member(c_low, c_high, c_ptr, c_level, c_rep, e, visit_ptr, code_ptr, c
     nv, nc = 0, 0
     for x in range(n_runs - 1, -1, -1):  # the runs were found last first
         u0, u1, v0, v1 = runs[x, 0], runs[x, 1], runs[x, 2], runs[x, 3]
-        kept = _node_codes_pairs(c_level, c_rep, c_ptr[u0], c_ptr[u1], codes, code_ptr[v0], code_ptr[v1], hcodes, tab)
+        kept = _node_codes_pairs(c_level, c_rep, c_ptr[u0], c_ptr[u1], codes, code_ptr[v0], code_ptr[v1], hcodes, tab,
+                                 sub, cb0)
         if len(kept) == 0:
             continue
         for y in range(len(kept)):

@@ -1,13 +1,22 @@
-"""Grouping entities by the cost F (the patent's "rank by similarity, take the first >= k").
+"""Grouping entities by the cost F and the loss of the release (the patent's "rank by similarity, take
+the first >= k").
 
 - ``greedy`` (default, MDAV-like): seeds are taken farthest-first, the farthest from the data's centre
-  (its mean F to a fixed spread of 64 entities; ties: input order) among the entities not yet grouped;
-  the seed and the k−1 remaining entities nearest to it by F (ties: input order) form a group; repeat
-  while k remain; the last < k entities each join the group whose seed is nearest. The k−1 are chosen
-  by F on both parts, exactly, among ``candidates`` remaining entities nearest to the seed in a
-  *sketch* of both parts (see :func:`sketch`), found with a k-d tree that forgets grouped entities:
-  about n·(64 + candidates/k) evaluations of F instead of n²/(2k). ``candidates=None`` compares the
-  seed with every remaining entity (the quadratic original, for small data and as a reference).
+  (its mean F to a fixed spread of 64 entities; ties: input order) among the entities not yet grouped.
+  A seed starts a group, which then grows one member at a time, k − 1 times: each time the candidate
+  that adds the least *loss* joins (ties: input order). The loss (:mod:`~.group_loss`) is what the
+  release will lose: the QIs' NCP at the group's common level, plus the codes the group's consensus
+  cannot keep (suppressed for every member) and the generalization of those it keeps; the consensus is
+  the group alignment the release makes (:mod:`~.cost_kernels`), so a candidate is judged by how much
+  it would shrink it, not by F to the seed alone. The candidates are the ``candidates`` remaining
+  entities nearest to the seed in a *sketch* of both parts (see :func:`sketch`), found with a k-d tree
+  that forgets grouped entities; ``candidates=None`` compares every remaining entity. The last < k
+  entities each join the group (among those of its sketch-nearest entities) whose loss grows least.
+  Then :mod:`~.refinement` swaps members of neighbouring groups while the loss falls (``passes``).
+  Data of at least 2 · ``BLOCK`` entities is first cut into blocks of at least ``BLOCK`` (the k-d
+  tree's median cuts of the sketch), grouped independently and at the same time on up to
+  ``model.workers`` threads; the blocks depend on the data alone, so the groups do not depend on the
+  threads.
 - ``ranking`` (the claim read literally): one seed (the farthest from the centre), every entity
   ranked by F to it, the ranking cut into consecutive groups of k, the short tail joined to the last.
 
@@ -18,19 +27,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numba as nb
 import numpy as np
 
 from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.micro.microaggregation import consecutive_groups
-from microrelease.core.sequential import cost_kernels as kernels
+from microrelease.core.sequential import grouping_kernels as kernels
+from microrelease.core.sequential import refinement
 from microrelease.core.sequential.cost import CostModel
+from microrelease.core.sequential.group_loss import LossModel
 from microrelease.core.validation import check_k
 
 VARIANTS = ("greedy", "ranking")
 SKETCH_BINS = 8  # the code histogram is taken at the lowest level of at most this many nodes
 QI_SCALE = 8.0  # see sketch()
 STEPS = 100  # progress reports (and cancellation checks) per phase
+BLOCK = 40_000  # data of at least twice this many entities is grouped in blocks (see the docstring)
 
 Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
@@ -75,9 +86,7 @@ def sketch(model: CostModel) -> np.ndarray:
       matched inside one such node);
     - w_S · 0.3 · log2(1 + number of codes) (unmatched lengths are suppressed).
 
-    The scale 8 and the bins were chosen on generated hospital data (k = 2, 5, 10; w_R from 0.2 to 0.8):
-    the grouping's within-group F then stays within 2 % of the quadratic grouping's at 64 candidates
-    (tests/core/sequential/test_scale.py measures it)."""
+    The scale 8 and the bins were chosen on generated hospital data (k = 2, 5, 10; w_R from 0.2 to 0.8)."""
     d, w = model.data, model.weights
     n, m = d.n_entities, d.cost_qi_codes.shape[1]
     share = d.cost_qi_weights / d.cost_qi_weights.sum() * m if m else d.cost_qi_weights
@@ -94,16 +103,19 @@ def sketch(model: CostModel) -> np.ndarray:
     return np.ascontiguousarray(points, dtype=np.float64)
 
 
-def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candidates: int | None = 64,
-                   progress: Progress | None = None, should_stop: ShouldStop | None = None) -> np.ndarray:
+def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candidates: int | None = 128,
+                   passes: int = refinement.PASSES, progress: Progress | None = None,
+                   should_stop: ShouldStop | None = None) -> np.ndarray:
     """The group number of every entity (see the module docstring).
 
     Parameters
     ----------
-    candidates : for ``greedy``, how many remaining entities nearest the seed in the sketch are compared
-        by F (at least k − 1 are); None compares every remaining entity (quadratic).
-    progress : called with the fraction done (0..1): the centrality takes the first half, the groups
-        the rest.
+    candidates : for ``greedy``, how many remaining entities nearest the seed in the sketch are
+        candidates (at least k − 1 are); None: every remaining entity.
+    passes : for ``greedy``, the refinement passes (:mod:`~microrelease.core.sequential.refinement`)
+        over the greedy's groups; 0: none.
+    progress : called with the fraction done (0..1): the centrality, the greedy and the refinement take
+        a third each.
     should_stop : polled between steps; when it returns True, :class:`Cancelled` is raised.
     """
     if variant not in VARIANTS:
@@ -115,16 +127,24 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candida
                                     parameter="candidates")
     n = model.data.n_entities
     k = check_k(k, n)
-    half = None if progress is None else (lambda f: progress(f / 2))
-    far = centrality(model, progress=half, should_stop=should_stop)
+    if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
+        raise InvalidParameterError(f"The 'passes' parameter must be an int >= 0. Got {passes!r}.", parameter="passes")
+
+    def part(i):
+        return None if progress is None else (lambda f: progress((i + f) / 3))
+
+    far = centrality(model, progress=part(0), should_stop=should_stop)
     if variant == "ranking":
         seed = int(np.argmax(far))
         cost = model.costs_from(seed, np.arange(n))
         groups = consecutive_groups(np.lexsort((np.arange(n), cost)), k)
-    elif candidates is None:
-        groups = _greedy_exact(model, k, far, progress, should_stop)
     else:
-        groups = _greedy_sketched(model, k, far, max(int(candidates), k - 1), progress, should_stop)
+        want = n if candidates is None else max(int(candidates), k - 1)
+        loss, points = LossModel(model), sketch(model)
+        parts = blocks(points, k)
+        groups = _greedy(loss, k, far, points, parts, max(1, want), part(1), should_stop)
+        groups = refinement.refine_groups(loss, groups, points, parts, passes=int(passes), progress=part(2),
+                                          should_stop=should_stop)
     if progress is not None:
         progress(1.0)
     return groups
@@ -135,196 +155,74 @@ def _order(far: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(len(far)), -far))
 
 
-def _join_leftovers(model: CostModel, group: np.ndarray, seeds: list[int] | np.ndarray) -> np.ndarray:
-    """Fewer than k left: each joins the group whose seed is nearest."""
-    seeds = np.asarray(seeds, dtype=np.int64)
-    for e in np.flatnonzero(group < 0):
-        group[e] = int(np.argmin(model.costs_from(int(e), seeds)))
+def blocks(points: np.ndarray, k: int) -> list[np.ndarray]:
+    """The entities (ascending) of each block: the nodes of the sketch's k-d tree at the depth where
+    each still holds at least max(``BLOCK``, k) entities."""
+    n, count = len(points), 1
+    while n // (2 * count) >= max(BLOCK, k):
+        count *= 2
+    if count == 1:
+        return [np.arange(n)]
+    perm, start, end, left, right, *_ = kernels.build_tree(points)
+    nodes = [0]
+    while len(nodes) < count:
+        nodes = [c for v in nodes for c in ((left[v], right[v]) if left[v] >= 0 else (v,))]
+    return [np.sort(perm[start[v]:end[v]]) for v in nodes]
+
+
+class _Block:
+    """A block's greedy: its entities ``ids``, numbered 0.. within it (see grouping_kernels.seed_groups)."""
+
+    def __init__(self, ids: np.ndarray, points: np.ndarray, rank: np.ndarray):
+        self.ids, self.points = ids, np.ascontiguousarray(points[ids])
+        self.tree = kernels.build_tree(self.points)
+        self.order = np.argsort(rank[ids], kind="stable")  # the seeds' order, in the block's numbers
+        n = len(ids)
+        self.alive, self.group = np.ones(n, dtype=np.bool_), np.full(n, -1, dtype=np.int64)
+        self.pos, self.g, self.n_alive = 0, 0, n
+
+    def done(self, k: int) -> bool:
+        return self.pos >= len(self.ids) or self.n_alive < k
+
+    def advance(self, count: int, k: int, want: int, arrays: tuple) -> None:
+        self.pos, self.g, self.n_alive = kernels.seed_groups(
+            self.ids, self.order, self.pos, min(self.pos + count, len(self.ids)), self.alive, self.n_alive, k,
+            min(want, len(self.ids)), self.points, self.tree, self.group, self.g, *arrays)
+
+
+def _greedy(loss: LossModel, k, far, points, parts, want, progress, should_stop) -> np.ndarray:
+    n = loss.model.data.n_entities
+    rank = np.empty(n, dtype=np.int64)
+    rank[_order(far)] = np.arange(n)
+    work = [_Block(ids, points, rank) for ids in parts]
+    arrays = loss.arrays()
+    while not all(b.done(k) for b in work):
+        _check_stop(should_stop)
+        steps = [lambda b=b: b.advance(max(1, len(b.ids) // STEPS), k, want, arrays) for b in work if not b.done(k)]
+        refinement.in_blocks(steps, loss.model.workers)
+        if progress is not None:
+            progress(1 - sum(b.n_alive for b in work) / n)
+    group, offset = np.empty(n, dtype=np.int64), 0
+    for b in work:
+        local = _join_leftovers(loss, b.group, b.points, b.ids, want)
+        group[b.ids] = local + offset
+        offset += int(local.max()) + 1
     return group
 
 
-def _greedy_exact(model, k, far, progress, should_stop) -> np.ndarray:
-    n = model.data.n_entities
-    group = np.full(n, -1, dtype=np.int64)
-    remaining = _order(far)  # kept in seed order: the next seed is always the first
-    seeds = []
-    while len(remaining) >= k:
-        _check_stop(should_stop)
-        seed = int(remaining[0])
-        cost = model.costs_from(seed, remaining)
-        chosen = remaining[np.lexsort((remaining, cost))[:k]]
-        group[chosen] = len(seeds)
-        seeds.append(seed)
-        remaining = remaining[group[remaining] < 0]
-        if progress is not None:
-            progress(0.5 + 0.5 * (1 - len(remaining) / n))
-    return _join_leftovers(model, group, seeds)
-
-
-def _greedy_sketched(model, k, far, want, progress, should_stop) -> np.ndarray:
-    d, w = model.data, model.weights
-    n = d.n_entities
-    points = sketch(model)
-    kd = _build(points)
-    order = _order(far)
-    alive = np.ones(n, dtype=np.bool_)
-    group = np.full(n, -1, dtype=np.int64)
-    seeds = np.empty(n // k + 1, dtype=np.int64)
-    pos, g, n_alive = 0, 0, n
-    step = max(1, n // STEPS)
-    while pos < n and n_alive >= k:
-        _check_stop(should_stop)
-        pos, g, n_alive = _greedy_steps(order, pos, min(pos + step, n), alive, n_alive, k, want, points, *kd,
-                                            group, g, seeds, d.cost_qi_codes, model.qi_hcodes, model.qi_tab, d.visit_ptr,
-                                            d.code_ptr, d.codes, d.visit_time, model.hcodes, model.tab,
-                                            w.relational, w.sequence, w.time, model.span, model.width)
-        if progress is not None:
-            progress(0.5 + 0.5 * (1 - n_alive / n))
-    return _join_leftovers(model, group, seeds[:g])
-
-
-# --- the compiled greedy: a k-d tree over the sketch that forgets grouped entities ------------------------
-
-LEAF = 16
-
-
-@nb.njit(cache=True)
-def _build(points):
-    """A k-d tree: nodes split at the median of their widest feature. Returns (perm, start, end, left,
-    right, parent, count, lo, hi, leaf_of): node v holds points perm[start[v]:end[v]] inside the box
-    lo[v]..hi[v]; ``count`` says how many of them are still ungrouped."""
-    n, dims = points.shape
-    cap = 2 * n + 1
-    perm = np.arange(n)
-    start, end = np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64)
-    left, right = np.full(cap, -1, dtype=np.int64), np.full(cap, -1, dtype=np.int64)
-    parent, count = np.full(cap, -1, dtype=np.int64), np.zeros(cap, dtype=np.int64)
-    lo, hi = np.zeros((cap, dims)), np.zeros((cap, dims))
-    leaf_of = np.zeros(n, dtype=np.int64)
-    stack, top, nodes = np.zeros(cap, dtype=np.int64), 1, 1
-    end[0] = n
-    while top > 0:
-        top -= 1
-        v = stack[top]
-        s, e = start[v], end[v]
-        count[v] = e - s
-        for f in range(dims):
-            lo[v, f], hi[v, f] = np.inf, -np.inf
-            for t in range(s, e):
-                x = points[perm[t], f]
-                lo[v, f], hi[v, f] = min(lo[v, f], x), max(hi[v, f], x)
-        spread = hi[v] - lo[v] if e > s else np.zeros(dims)
-        f = int(np.argmax(spread))
-        if e - s <= LEAF or spread[f] == 0:
-            for t in range(s, e):
-                leaf_of[perm[t]] = v
-            continue
-        idx = perm[s:e].copy()
-        perm[s:e] = idx[np.argsort(points[idx, f], kind="mergesort")]
-        mid = (s + e) // 2
-        for child, a, b in ((nodes, s, mid), (nodes + 1, mid, e)):
-            start[child], end[child], parent[child] = a, b, v
-            stack[top] = child
-            top += 1
-        left[v], right[v] = nodes, nodes + 1
-        nodes += 2
-    return perm, start, end, left, right, parent, count, lo, hi, leaf_of
-
-
-@nb.njit(cache=True, inline="always")
-def _box_distance(x, lo, hi):
-    d = 0.0
-    for f in range(len(x)):
-        if x[f] < lo[f]:
-            d += lo[f] - x[f]
-        elif x[f] > hi[f]:
-            d += x[f] - hi[f]
-    return d
-
-
-@nb.njit(cache=True)
-def _nearest(x, want, points, perm, start, end, left, right, count, lo, hi, alive, best_d, best_i):
-    """The ``want`` ungrouped points nearest x in L1 (ties: smaller index) into best_d/best_i, sorted;
-    returns how many were found."""
-    best_d[:] = np.inf
-    best_i[:] = np.iinfo(np.int64).max
-    found = 0
-    stack = np.empty(256, dtype=np.int64)
-    stack[0], top = 0, 1
-    while top > 0:
-        top -= 1
-        v = stack[top]
-        if count[v] == 0 or _box_distance(x, lo[v], hi[v]) > best_d[want - 1]:
-            continue
-        if left[v] < 0:
-            for t in range(start[v], end[v]):
-                p = perm[t]
-                if not alive[p]:
-                    continue
-                d = 0.0
-                for f in range(len(x)):
-                    d += abs(points[p, f] - x[f])
-                last = want - 1
-                if d < best_d[last] or (d == best_d[last] and p < best_i[last]):
-                    found = min(found + 1, want)
-                    while last > 0 and (d < best_d[last - 1] or (d == best_d[last - 1] and p < best_i[last - 1])):
-                        best_d[last], best_i[last] = best_d[last - 1], best_i[last - 1]
-                        last -= 1
-                    best_d[last], best_i[last] = d, p
-            continue
-        a, b = left[v], right[v]
-        if _box_distance(x, lo[a], hi[a]) < _box_distance(x, lo[b], hi[b]):
-            a, b = b, a
-        stack[top], stack[top + 1] = a, b  # the nearer child is popped first
-        top += 2
-    return found
-
-
-@nb.njit(cache=True, inline="always")
-def _forget(p, alive, parent, count, leaf_of):
-    alive[p] = False
-    v = leaf_of[p]
-    while v >= 0:
-        count[v] -= 1
-        v = parent[v]
-
-
-@nb.njit(cache=True)
-def _greedy_steps(order, pos, stop, alive, n_alive, k, want, points, perm, start, end, left, right, parent, count,
-                  lo, hi, leaf_of, group, g, seeds, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times,
-                  hcodes, tab, w_rel, w_seq, w_time, span, width):
-    """Seeds order[pos:stop] (skipping grouped ones) each form a group with the k−1 of their ``want``
-    sketch-nearest ungrouped entities that are nearest by F (ties: smaller index)."""
-    best_d, best_i = np.empty(max(want, 1)), np.empty(max(want, 1), dtype=np.int64)
-    top_f, top_i = np.empty(k - 1), np.empty(k - 1, dtype=np.int64)
-    scratch = np.empty((4, width))
-    while pos < stop and n_alive >= k:
-        s = order[pos]
-        pos += 1
-        if not alive[s]:
-            continue
-        _forget(s, alive, parent, count, leaf_of)
-        found = 0
-        if k > 1:
-            found = _nearest(points[s], want, points, perm, start, end, left, right, count, lo, hi, alive, best_d,
-                             best_i)
-        top_f[:] = np.inf
-        top_i[:] = np.iinfo(np.int64).max
-        for t in range(found):
-            c = best_i[t]
-            f = kernels.pair_cost(s, c, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes, tab,
-                                  w_rel, w_seq, w_time, span, scratch)
-            last = k - 2
-            if f < top_f[last] or (f == top_f[last] and c < top_i[last]):
-                while last > 0 and (f < top_f[last - 1] or (f == top_f[last - 1] and c < top_i[last - 1])):
-                    top_f[last], top_i[last] = top_f[last - 1], top_i[last - 1]
-                    last -= 1
-                top_f[last], top_i[last] = f, c
-        group[s] = g
-        for t in range(k - 1):
-            group[top_i[t]] = g
-            _forget(top_i[t], alive, parent, count, leaf_of)
-        seeds[g] = s
-        g += 1
-        n_alive -= k
-    return pos, g, n_alive
+def _join_leftovers(loss: LossModel, group: np.ndarray, points: np.ndarray, ids: np.ndarray, want: int) -> np.ndarray:
+    """Fewer than k left: each joins, among the groups of its ``want`` sketch-nearest grouped entities,
+    the one whose loss grows least (ties: the lower group number)."""
+    left = np.flatnonzero(group < 0)
+    placed = np.flatnonzero(group >= 0)
+    for e in left:
+        dist = np.abs(points[placed] - points[e]).sum(axis=1)
+        near = placed[np.lexsort((placed, dist))[:want]]
+        best = None
+        for g in np.unique(group[near]):
+            members = ids[np.flatnonzero(group == g)]
+            grown = loss.loss(np.append(members, ids[e]))[0] - loss.loss(members)[0]
+            if best is None or grown < best[0]:
+                best = (grown, g)
+        group[e] = best[1]
+    return group
