@@ -13,7 +13,7 @@
 4. two patients of 1,600 visits each: F between them, and their group alignment (compiled; with
    ``--python-pair`` also the pure-Python alignment, about 3 minutes);
 5. utility (codes suppressed, relational NCP, sequence loss) and the three attackers
-   (:data:`microrelease.core.sequential.guarantee.ATTACKERS`) before and after, beside 1/k, on the
+   (:data:`microrelease.core.sequential.attacks.ATTACKERS`) before and after, beside 1/k, on the
    bundled hospital sample at k = 2, 5, 10.
 
 Run: python benchmarks/sequential.py [--sizes 2000,20000,100000] [--exact-sizes 2000,5000,10000] [--k 5]
@@ -70,8 +70,9 @@ class Clock:
 
 def warm_up(folder: Path) -> None:
     """Compile (or load from numba's cache) every kernel on a few entities, outside the timings."""
+    from microrelease.core.sequential.alignment import align_groups
     from microrelease.core.sequential.anonymize import anonymize_groups
-    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
+    from microrelease.core.sequential.cost import CostModel, time_span
     from microrelease.core.sequential.grouping import group_entities
 
     small = load(folder, every=max(1, len(list(open(folder / "patients.csv"))) // 40))
@@ -81,8 +82,9 @@ def warm_up(folder: Path) -> None:
 
 
 def child_scale(task: dict) -> dict:
+    from microrelease.core.sequential.alignment import align_groups
     from microrelease.core.sequential.anonymize import anonymize_groups
-    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
+    from microrelease.core.sequential.cost import CostModel, time_span
     from microrelease.core.sequential.grouping import group_entities
     from microrelease.core.sequential.guarantee import check_release
 
@@ -146,7 +148,8 @@ def child_pair(task: dict) -> dict:
     import pandas as pd
 
     from microrelease.core.data.samples import sample_data_folder
-    from microrelease.core.sequential.cost import CostModel, align_groups, time_span
+    from microrelease.core.sequential.alignment import align_groups
+    from microrelease.core.sequential.cost import CostModel, time_span
     from microrelease.core.sequential.model import load_sequential
 
     folder = sample_data_folder("hospital")
@@ -168,7 +171,7 @@ def child_pair(task: dict) -> dict:
     out = {"events": int(len(data.codes)), "phases": clock.figures, "extra_mb": rss_mb("VmHWM") - base,
            "kept_visits": len(consensus.low)}
     if task["python"]:
-        from microrelease.core.sequential.anonymize import group_consensus
+        from microrelease.core.sequential.alignment_oracle import group_consensus
 
         clock("python alignment", group_consensus, data, [0, 1], 1.0, span)
     return out
@@ -177,7 +180,8 @@ def child_pair(task: dict) -> dict:
 def child_attackers(task: dict) -> dict:
     """Utility and the three attackers at one k on the bundled hospital sample (every patient a target)."""
     from microrelease.core.data.samples import sample_data_folder
-    from microrelease.core.sequential.guarantee import attack_figures, released_records
+    from microrelease.core.sequential.attacks import attack_figures
+    from microrelease.core.sequential.guarantee import released_records
     from microrelease.core.sequential.release import anonymize_sequential
 
     data = load(sample_data_folder("hospital"))

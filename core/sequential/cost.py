@@ -15,10 +15,11 @@ F(a, b) = w_R · relational loss + w_S · sequence loss, both in [0, 1]:
 
 Defaults w_R = w_S = ½, w_T = 1. Everything runs compiled (numba, in
 :mod:`~microrelease.core.sequential.cost_kernels`, on up to two threads): :class:`CostModel` gives F
-from one entity to many, :func:`align_groups` the alignment of every group's members (the
-anonymization's consensus). Both read a hierarchy as per-level tables, never a ground × ground matrix,
-so memory grows with the number of codes, not its square. :func:`sequence_cost` and :func:`costs_from`
-are the same F on dense NCP matrices (from :func:`ncp_matrix`), for small hierarchies.
+from one entity to many, as :func:`~microrelease.core.sequential.alignment.align_groups` gives the
+alignment of every group's members (the anonymization's consensus). Both read a hierarchy as per-level
+tables, never a ground × ground matrix, so memory grows with the number of codes, not its square.
+:func:`sequence_cost` and :func:`costs_from` are the same F on dense NCP matrices (from
+:func:`ncp_matrix`), for small hierarchies.
 """
 
 from __future__ import annotations
@@ -182,15 +183,6 @@ def stacked_tables(hierarchies) -> tuple[np.ndarray, np.ndarray]:
     return hcodes, tab
 
 
-def release_tables(data) -> tuple[np.ndarray, np.ndarray]:
-    """The code hierarchy's tables as the release reads them: values that never meet cannot be kept
-    (infinite), nor can events of two tables, which meet only at a study's synthetic root (event_codes.py)."""
-    hcodes, tab = hierarchy_tables(data.code_hierarchy, apart=np.inf)
-    if data.event_tables:
-        tab[data.code_hierarchy.height, 0] = np.inf
-    return hcodes, tab
-
-
 def time_span(data) -> float:
     """The width that time differences are divided by: last visit − first visit (1 if they are equal)."""
     times = data.visit_time
@@ -254,55 +246,3 @@ class CostModel:
         """total[e] += F(a, e) for every anchor a and every entity e."""
         anchors, arrays = np.asarray(anchors, dtype=np.int64), self._arrays()
         in_threads(len(total), self.workers, lambda lo, hi: kernels.add_costs(anchors, lo, hi, total, *arrays))
-
-
-@dataclass(frozen=True, eq=False)
-class GroupConsensus:
-    """Every group's consensus history as CSR arrays: group g's visits are ``group_ptr[g]:group_ptr[g+1]``;
-    visit v spans the exact times [``low[v]``, ``high[v]``] (values of ``SequentialData.times``) and holds
-    the codes ``code_ptr[v]:code_ptr[v+1]``; code c is the node at ``level[c]`` of the code hierarchy above
-    the ground code ``rep[c]``."""
-
-    group_ptr: np.ndarray
-    low: np.ndarray
-    high: np.ndarray
-    code_ptr: np.ndarray
-    level: np.ndarray
-    rep: np.ndarray
-
-
-def align_groups(data, groups: np.ndarray, *, w_time: float, span: float, step_bytes: int = kernels.STEP_BYTES,
-                 workers: int | None = None) -> GroupConsensus:
-    """The consensus of every group (``groups``: the group number 0..G−1 of every entity, as
-    :func:`~microrelease.core.sequential.grouping.group_entities` returns), compiled, on ``workers``
-    threads (default: up to 2 cores).
-
-    The member with fewest codes (ties: input order) gives the starting consensus, each visit spanning
-    its events' times; every further member in that order is aligned to it: a step matches one
-    consensus visit with one or two consecutive member visits, or two consensus visits with one
-    member visit (ties: in that order, then dropping a consensus visit, then a member's; within 1e-9),
-    at the cost of the codes' edit distance (substitution NCP of the common ancestor, an unmatched
-    code 1) + w_T · (widening of the interval / ``span`` + visits merged); dropping a visit costs its
-    codes + w_T. Matched codes rise to their lowest common ancestor and a run's interval covers all its
-    visits; unmatched visits and codes are dropped. ``step_bytes``: the largest trace-back table kept
-    whole (one byte per pair of visits); a larger one is rebuilt in blocks, in O(√N·M) memory."""
-    groups = np.asarray(groups, dtype=np.int64)
-    members = np.argsort(groups, kind="stable")  # input order within each group
-    group_ptr = np.searchsorted(groups[members], np.arange(int(groups.max(initial=-1)) + 2))
-    hcodes, tab = release_tables(data)
-    vcap, ccap = kernels.consensus_caps(group_ptr, members, data.visit_ptr, data.code_ptr)
-    times, codes = data.times, data.codes.astype(np.int64)
-    low, high, vlen = np.empty(vcap[-1], dtype=times.dtype), np.empty(vcap[-1], dtype=times.dtype), np.empty(
-        vcap[-1], dtype=np.int64)
-    level, rep = np.empty(ccap[-1], dtype=np.int64), np.empty(ccap[-1], dtype=np.int64)
-    n_groups = len(group_ptr) - 1
-    nv, nc = np.zeros(n_groups, dtype=np.int64), np.zeros(n_groups, dtype=np.int64)
-
-    def part(g0, g1):  # each group writes only its own room: threads never share a cell
-        kernels.consensus_slots(g0, g1, group_ptr, members, data.visit_ptr, data.code_ptr, codes, times, hcodes,
-                                tab, float(w_time), float(span), int(step_bytes), vcap, ccap, low, high, vlen, level,
-                                rep, nv, nc)
-
-    workers = thread_count(workers)
-    in_threads(n_groups, workers, part, pieces=8 * workers)  # small pieces: groups differ in cost
-    return GroupConsensus(*kernels.consensus_compact(vcap, ccap, low, high, vlen, level, rep, nv, nc))

@@ -11,8 +11,8 @@ combinations.
 
 The trees of the tables hang under one synthetic root (:data:`ROOT`), above every table's top. Two
 events of different tables meet only there: F charges such a pair 1, like a suppression, and the
-anonymization never releases the root (:func:`~microrelease.core.sequential.cost.align_groups` gets it
-as infinitely costly), so every released event belongs to one table and keeps its columns.
+anonymization never releases the root (:func:`~microrelease.core.sequential.alignment.align_groups`
+gets it as infinitely costly), so every released event belongs to one table and keeps its columns.
 
 A label is the table's name and the column labels joined by :data:`SEPARATOR` (a control character
 that no cell may hold; :func:`split_label` reads it back).

@@ -5,7 +5,7 @@ T − |G| · fewest rows of a member in T), where rel(G) is the mean NCP of the 
 generalization (the release generalizes them so; in a study, the QIs and the satellites' slots, weighted
 as in F), the last sum runs over a study's satellite tables T (the release keeps, per table, as many
 rows as its member with fewest, :mod:`~microrelease.core.sequential.satellites`), and V(G) the value of
-G's consensus (the group alignment of :mod:`~microrelease.core.sequential.cost_kernels`): each kept
+G's consensus (the group alignment of :mod:`~microrelease.core.sequential.alignment_kernels`): each kept
 code is worth 1 − μ · NCP(its node) to every member. So a code suppressed costs s for every member,
 and a code kept at the top of the hierarchy costs s · μ.
 
@@ -30,8 +30,8 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.sequential import cost_kernels as kernels
-from microrelease.core.sequential.cost import release_tables
+from microrelease.core.sequential import alignment_kernels as kernels
+from microrelease.core.sequential.alignment import release_tables
 from microrelease.core.sequential.satellites import SLOTS
 
 SUPPRESSION = 1.75
@@ -101,7 +101,8 @@ def rows_loss(members, count, skip, extra, rows, w_rows):
 def group_loss(members, qi_codes, qi_hcodes, qi_tab, rows, w_rows, visit_ptr, code_ptr, codes, times, hcodes, tab,
                w_rel, w_sup, mu, w_time, span, step_bytes):
     """The loss of a group (the module docstring) with its consensus as the release aligns it
-    (:func:`~microrelease.core.sequential.cost_kernels.group_consensus`); returns (loss, codes suppressed)."""
+    (:func:`~microrelease.core.sequential.alignment_kernels.group_consensus`); returns (loss, codes
+    suppressed)."""
     first = members[0]
     qi_level = np.zeros(qi_codes.shape[1], dtype=np.int64)
     out = np.empty_like(qi_level)
@@ -176,7 +177,7 @@ class LossModel:
     def __init__(self, model, *, suppression: float = SUPPRESSION, generalization: float = GENERALIZATION):
         d, w = model.data, model.weights
         self.model = model
-        self.hcodes, self.tab = release_tables(d)  # the release's alignment tables (as cost.align_groups)
+        self.hcodes, self.tab = release_tables(d)  # the release's alignment tables (as alignment.align_groups)
         self.codes = d.codes.astype(np.int64)
         per_entity = np.diff(d.code_ptr[d.visit_ptr])
         mean = float(per_entity.mean()) if len(per_entity) and per_entity.mean() > 0 else 1.0

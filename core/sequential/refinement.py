@@ -26,7 +26,7 @@ import numpy as np
 from numba.typed import List
 
 from microrelease.core.exceptions import Cancelled
-from microrelease.core.sequential import cost_kernels
+from microrelease.core.sequential import alignment_kernels
 from microrelease.core.sequential import group_loss as gl
 from microrelease.core.sequential import grouping_kernels as gk
 from microrelease.core.sequential.cost import in_threads
@@ -47,8 +47,8 @@ def _without(members, skip, visit_ptr, code_ptr, codes, times, hcodes, tab, mu, 
         if x != skip:
             rest[t] = x
             t += 1
-    low, high, ptr, level, rep = cost_kernels.group_consensus(rest, visit_ptr, code_ptr, codes, times, hcodes, tab,
-                                                              w_time, span, step_bytes)
+    low, high, ptr, level, rep = alignment_kernels.group_consensus(rest, visit_ptr, code_ptr, codes, times, hcodes,
+                                                                   tab, w_time, span, step_bytes)
     return low, high, ptr, level, rep, gl.visit_tops(ptr, level, rep, hcodes, tab, mu), \
         gl.consensus_value(level, rep, hcodes, tab, mu)
 
@@ -94,8 +94,8 @@ def _estimate(own, e, f, cons, n_codes, work, exact, qi_codes, qi_hcodes, qi_tab
     rel = _relational(own, e, f, qi_codes, qi_hcodes, qi_tab)
     low, high, ptr, lev, rep, tops, value = cons
     if exact:
-        _, _, _, lev2, rep2 = cost_kernels.merge_member(low, high, ptr, lev, rep, f, visit_ptr, code_ptr, codes, times,
-                                                        hcodes, tab, w_time, span, step_bytes)
+        _, _, _, lev2, rep2 = alignment_kernels.merge_member(low, high, ptr, lev, rep, f, visit_ptr, code_ptr, codes,
+                                                             times, hcodes, tab, w_time, span, step_bytes)
         value = gl.consensus_value(lev2, rep2, hcodes, tab, mu)
     else:
         value = min(value, gl.value_bound(ptr, tops, f, visit_ptr, code_ptr, work))

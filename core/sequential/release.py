@@ -3,7 +3,7 @@
 :func:`anonymize_sequential`: cost model -> grouping -> group anonymization. :func:`write_sequential`
 writes ``entities.csv``, ``events.csv`` and ``report.json`` into a folder, after checking the written
 files alone (every entity shares both parts with at least k − 1 others; no identifier column). The
-attackers' success before and after (:mod:`microrelease.core.sequential.guarantee`) is measured with
+attackers' success before and after (:mod:`microrelease.core.sequential.attacks`) is measured with
 the original data, so it goes to the data steward's ``audit.json``, never the report.
 """
 
@@ -20,14 +20,10 @@ from microrelease.core.release import Check, Published, Verified, folder_target,
 from microrelease.core.release.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
 from microrelease.core.release.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
+from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
-from microrelease.core.sequential.guarantee import (
-    ATTACKER_TEXT,
-    attack_figures,
-    check_release,
-    released_records,
-)
+from microrelease.core.sequential.guarantee import check_release, released_records
 from microrelease.core.sequential.model import SequentialData
 from microrelease.core.validation import check_k
 
@@ -36,7 +32,7 @@ ATTACK_MODEL = ("the attacker knows a target's original QIs and some of its orig
                 "kept, and picks at random among the consistent released records that need the fewest "
                 "suppressions of what it knows, then the fewest generalization levels; success = 1/candidates "
                 "when the target is among them, the mean over targets (before: against the input; after: "
-                "against the written files); see microrelease.core.sequential.guarantee")
+                "against the written files); see microrelease.core.sequential.attacks")
 
 
 def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights | None = None,
@@ -63,7 +59,7 @@ def in_random_blocks(events: pd.DataFrame, entity_id: str) -> pd.DataFrame:
 
 def attack_section(data: SequentialData, released, release: SequentialRelease, attack_sample: int | None,
                    relative_time: bool) -> dict:
-    """The audit's attack figures: the three attackers before and after (guarantee.py)."""
+    """The audit's attack figures: the three attackers before and after (attacks.py)."""
     figures = attack_figures(data, released, release.pseudonym, sample=attack_sample)
     return {"model": ATTACK_MODEL, "targets": min(attack_sample or data.n_entities, data.n_entities),
             "bound_1_over_k": 1 / release.k,

@@ -4,7 +4,7 @@ Two bundled samples: the hospital (patients and one event table of visit codes) 
 (patients, their insurance rows, and visits made of diagnoses and prescriptions: three tables besides
 the patients'). For a responsive page the tab works on the first 500 patients of each; the command
 line and the benchmark run the whole data sets. Every patient is attacked (see
-:mod:`microrelease.core.sequential.guarantee` for what each attacker knows and does).
+:mod:`microrelease.core.sequential.attacks` for what each attacker knows and does).
 """
 
 from __future__ import annotations
@@ -17,13 +17,9 @@ import param
 from microrelease.app.shared import computed_once
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.anonymize import SequentialRelease
+from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures
 from microrelease.core.sequential.event_codes import split_label
-from microrelease.core.sequential.guarantee import (
-    ATTACKER_TEXT,
-    attack_figures,
-    check_release,
-    released_records,
-)
+from microrelease.core.sequential.guarantee import check_release, released_records
 from microrelease.core.sequential.model import SequentialData, load_sequential
 from microrelease.core.sequential.release import anonymize_sequential
 from microrelease.core.sequential.study import EVENT, VISIT, WHEN, load_study

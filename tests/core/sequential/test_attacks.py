@@ -15,15 +15,14 @@ from hypothesis import strategies as st
 
 from microrelease.core import Hierarchy
 from microrelease.core.data.samples import sample_data_folder
-from microrelease.core.sequential.guarantee import (
+from microrelease.core.sequential.attacks import (
     ATTACKERS,
     attack,
     attack_figures,
     draw_known,
-    original_records,
-    released_records,
     subsequence_attack,
 )
+from microrelease.core.sequential.guarantee import original_records, released_records
 from microrelease.core.sequential.model import load_sequential
 from microrelease.core.sequential.release import anonymize_sequential, write_sequential
 

@@ -1,4 +1,4 @@
-"""The release is built from the compiled alignment of every group (``cost.align_groups``): the same
+"""The release is built from the compiled alignment of every group (``alignment.align_groups``): the same
 released histories, suppression counts and intervals as the pure-Python ``group_consensus`` per group."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from sequential_util import by_entity
 
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential import anonymize as anonymize_module
-from microrelease.core.sequential.anonymize import anonymize_groups, group_consensus
+from microrelease.core.sequential.alignment_oracle import group_consensus
+from microrelease.core.sequential.anonymize import anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
 from microrelease.core.sequential.model import load_sequential

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from microrelease.core import Cancelled, Hierarchy
 from microrelease.core.data.samples import sample_data_folder
-from microrelease.core.sequential import cost_kernels, group_loss, grouping, refinement
-from microrelease.core.sequential.anonymize import anonymize_groups, group_consensus
+from microrelease.core.sequential import alignment_kernels, group_loss, grouping, refinement
+from microrelease.core.sequential.alignment_oracle import group_consensus
+from microrelease.core.sequential.anonymize import anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights, node_ncp, time_span
 from microrelease.core.sequential.grouping import centrality, group_entities, sketch
 from microrelease.core.sequential.grouping_kernels import all_nearest, build_tree
@@ -139,9 +140,9 @@ class Oracle:
                 value = self.value(zip(cons[3], cons[4], strict=True))
                 best = None
                 for c in np.flatnonzero(group < 0):
-                    merged = cost_kernels.merge_member(*cons, int(c), d.visit_ptr, d.code_ptr, d.codes.astype(np.int64),
+                    merged = alignment_kernels.merge_member(*cons, int(c), d.visit_ptr, d.code_ptr, d.codes.astype(np.int64),
                                                        d.times, hcodes, tab, model.weights.time, model.span,
-                                                       cost_kernels.STEP_BYTES)
+                                                       alignment_kernels.STEP_BYTES)
                     grown = members + [int(c)]
                     kept = self.value(zip(merged[3], merged[4], strict=True))
                     score = self.w_rel * ((size + 1) * self.relational(grown) - size * rel) + \
@@ -205,12 +206,12 @@ def test_the_bound_never_falls_below_what_an_alignment_keeps(case, draw):
     loss = group_loss.LossModel(model)
     visit_ptr, code_ptr, codes, times = data.visit_ptr, data.code_ptr, loss.codes, data.times
     hcodes, tab = loss.hcodes, loss.tab
-    mu, w_time, span, step = loss.mu, model.weights.time, model.span, cost_kernels.STEP_BYTES
+    mu, w_time, span, step = loss.mu, model.weights.time, model.span, alignment_kernels.STEP_BYTES
     members = np.array(sorted(draw.draw(st.sets(st.integers(0, data.n_entities - 1), min_size=1, max_size=3))))
-    low, high, ptr, level, rep = cost_kernels.group_consensus(members, visit_ptr, code_ptr, codes, times, hcodes, tab,
+    low, high, ptr, level, rep = alignment_kernels.group_consensus(members, visit_ptr, code_ptr, codes, times, hcodes, tab,
                                                               w_time, span, step)
     e = draw.draw(st.integers(0, data.n_entities - 1))
-    merged = cost_kernels.merge_member(low, high, ptr, level, rep, e, visit_ptr, code_ptr, codes, times, hcodes, tab,
+    merged = alignment_kernels.merge_member(low, high, ptr, level, rep, e, visit_ptr, code_ptr, codes, times, hcodes, tab,
                                        w_time, span, step)
     kept = group_loss.consensus_value(merged[3], merged[4], hcodes, tab, mu)
     tops = group_loss.visit_tops(ptr, level, rep, hcodes, tab, mu)

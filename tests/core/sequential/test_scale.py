@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from microrelease.core import Cancelled, Hierarchy, InvalidParameterError
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential import cost_kernels as kernels
-from microrelease.core.sequential.anonymize import group_consensus
+from microrelease.core.sequential.alignment import align_groups
+from microrelease.core.sequential.alignment_oracle import group_consensus
 from microrelease.core.sequential.cost import (
     CostModel,
     CostWeights,
-    align_groups,
     costs_from,
     hierarchy_tables,
     ncp_matrix,
@@ -72,7 +72,7 @@ def oracle_cost(data, weights: CostWeights, a: int, b: int) -> float:
 
 
 def python_groups(data, groups, w_time: float, span: float):
-    """The pure-Python alignment (anonymize.group_consensus) of every group, as lists."""
+    """The pure-Python alignment (alignment_oracle.group_consensus) of every group, as lists."""
     return [[(v.low, v.high, list(v.codes))
              for v in group_consensus(data, [int(e) for e in np.flatnonzero(groups == g)], w_time, span)]
             for g in range(int(groups.max()) + 1)]

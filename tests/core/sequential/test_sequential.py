@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from microrelease.core import CoverageError, DataError, Hierarchy, InvalidParameterError
 from microrelease.core.data.samples import sample_data_folder
+from microrelease.core.sequential.attacks import subsequence_attack
 from microrelease.core.sequential.cost import CostModel, CostWeights, ncp_matrix
-from microrelease.core.sequential.guarantee import check_release, subsequence_attack
+from microrelease.core.sequential.guarantee import check_release
 from microrelease.core.sequential.model import load_sequential
 from microrelease.core.sequential.release import anonymize_sequential
 

@@ -16,7 +16,8 @@ from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.exceptions import DataError
 from microrelease.core.lattice.hierarchies import read_arx
 from microrelease.core.sequential import anonymize as anonymize_module
-from microrelease.core.sequential.anonymize import anonymize_groups, group_consensus
+from microrelease.core.sequential.alignment_oracle import group_consensus
+from microrelease.core.sequential.anonymize import anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.event_codes import (
     ROOT,
