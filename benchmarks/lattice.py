@@ -144,6 +144,15 @@ def run_risk_quality(repeat: int) -> None:
           f"({profile.lattice.size} nodes, {len(profile.sizes)} (size, count) pairs; k = {k}, MaxSup {max_sup}; "
           f"median of {repeat} runs, each cold)")
     hist = (profile.offsets, profile.sizes, profile.counts)
+
+    def once_per_profile():  # running sums every k reads (rows, squares; each QI's share mass)
+        profile.__dict__.pop("_prefix", None)
+        profile.quality.__dict__.pop("cumulative", None)
+        return profile._prefix, profile.quality.cumulative
+
+    once = [timed(once_per_profile) for _ in range(repeat)]
+    print(f"{'once per profile: prefix sums':<40} wall {statistics.median(w for _, w, _ in once) * 1000:8.1f} ms   "
+          f"cpu {statistics.median(c for _, _, c in once) * 1000:8.1f} ms (kept with the profile; not in the rows)")
     items = [(f"quality {name} optimum", lambda name=name: optimum(query(profile, k, max_sup), name))
              for name in QUALITY_MODELS]
     items += [(f"node_risk (threshold {threshold}, pi 10 %)",

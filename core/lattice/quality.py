@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -73,6 +74,14 @@ class Quality:
     def __post_init__(self) -> None:
         self.mass.setflags(write=False)
 
+    @cached_property
+    def cumulative(self) -> np.ndarray:
+        """Running sums of the mass over the pairs (one row more, zeros first): the same for every k,
+        so a query for k costs two gathers."""
+        cum = np.zeros((len(self.mass) + 1, self.mass.shape[1]))
+        np.cumsum(self.mass, axis=0, out=cum[1:])
+        return cum
+
 
 def _masses(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Per node and QI: the share mass of all rows, and of the rows suppressed for k (prefix sums
@@ -83,8 +92,7 @@ def _masses(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray]:
     if profile.models:
         raise InvalidParameterError("the quality models do not yet take privacy models beyond k-anonymity "
                                     "(their failing classes carry no share mass)", parameter="policy")
-    cum = np.zeros((len(q.mass) + 1, q.mass.shape[1]))
-    np.cumsum(q.mass, axis=0, out=cum[1:])
+    cum = q.cumulative
     start, end = profile.offsets[:-1], profile.offsets[1:]
     composite = profile._prefix[0]
     n_nodes = len(start)
