@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.release.html import (
     Safe,
     height_svg,
@@ -181,6 +182,9 @@ def risk_section(r: Mapping) -> Safe:
     return section("risk", "Re-identification risk (prosecutor model, from the released file)", pairs(rows))
 
 
+QUALITY_LABELS = {name: q.label for name, q in QUALITY_MODELS.items()}
+
+
 def utility_section(r: Mapping) -> Safe:
     rows = [(u["qi"], u["level"], u["height"], u["level_name"], u["input_distinct"], u["released_distinct"],
              tag("span", f"{number(100 * u['share_kept'])} %", data_value=u["share_kept"]))
@@ -190,6 +194,9 @@ def utility_section(r: Mapping) -> Safe:
         ("accuracy", "Accuracy (1 − mean of level/height)"), ("completeness", "Completeness (rows released)"),
         ("distinct", "Released classes"), ("avg_class_size", "Average class size"),
         ("discernibility", "Discernibility")) if key in m]
+    # ARX's quality models (lower is better), named as the policies' registry names them
+    overall += [(f"{QUALITY_LABELS.get(name, name)} (lower is better)", value)
+                for name, value in m.get("quality", {}).items()]
     return section("utility", "Utility per attribute",
                    table(["QI", "level", "of height", "level name", "distinct values in the input",
                           "distinct values released", "share kept"], rows, id="utility-table"),

@@ -10,6 +10,7 @@ import pytest
 from microrelease.app.cli import main
 from microrelease.app.explorer.state import Explorer
 from microrelease.core import load_sample
+from microrelease.core.lattice.quality import QUALITY_MODELS
 
 QI = "sex,age,race,marital-status,education,native-country,workclass,occupation"
 
@@ -31,6 +32,10 @@ def test_a_release_by_the_loss_policy_reports_its_loss_and_how_it_was_chosen(tmp
     assert report["metrics"]["quality"]["loss"] == pytest.approx(0.358785, abs=5e-7)
     assert "among every node that satisfies the question (ARX's optimum)" in report["decision"]["why"]
     assert report["decision"]["score"] == pytest.approx(0.358785, abs=5e-7)
+    page = (tmp_path / "r.report.html").read_text()  # the page a person reads gives every quality figure
+    for name in report["metrics"]["quality"]:
+        assert f"{QUALITY_MODELS[name].label} (lower is better)</th>" in page
+    assert "Loss (ARX) (lower is better)</th><td class=\"num\">0.3588" in page
 
 
 def test_loss_with_a_privacy_model_is_refused_naming_the_policy(capsys):
