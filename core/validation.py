@@ -46,6 +46,15 @@ def check_positive(value: object, name: str) -> float:
     return float(value)
 
 
+def check_share(value: object, name: str) -> float:
+    """Return ``value`` as ``float`` if it is a real number (not a bool) in (0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(_message(name, "a real number", value))
+    if not (math.isfinite(value) and 0 < value <= 1):
+        raise _invalid(name, "in (0, 1]", value)
+    return float(value)
+
+
 def check_k(k: object, n_rows: int) -> int:
     """k must be a whole number with 1 <= k <= number of rows (no table of n rows is (n+1)-anonymous)."""
     return check_int(k, "k", low=1, high=n_rows, high_means="the number of rows")

@@ -25,11 +25,12 @@ class ReleaseRequest(LatticeRequest):
     node: tuple[int, ...] | None  # None: the policy's choice
     output: OutputRequest
     list_suppressed: int
+    sampling_fraction: float | None  # the data's share of its population: the report adds the population's risk
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
         return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args, parquet=True),
-                                 list_suppressed=args.list_suppressed)
+                                 list_suppressed=args.list_suppressed, sampling_fraction=args.sampling_fraction)
 
 
 def _node(text: str | None) -> tuple[int, ...] | None:
@@ -49,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
     add_output_options(p, out_help="output .csv or .parquet; the report goes to OUT.report.json, a page a person "
                                    "reads (and prints) to OUT.report.html")
+    p.add_argument("--sampling-fraction", type=float, metavar="F",
+                   help="the data is a sample of this share of its population: the report adds the journalist's "
+                        "and marketer's risk and the estimated population uniques (Dankar et al.)")
     p.add_argument("--list-suppressed", type=non_negative, default=0, metavar="N",
                    help="list up to N suppressed classes in the report (they single out outliers: keep such a "
                         "report private); default: their number only")
@@ -74,7 +78,8 @@ def run(request: ReleaseRequest) -> int:
                            policy, weights, criteria)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
         published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,
-                               protected=protected, list_classes=request.list_suppressed, progress=bar)
+                               protected=protected, list_classes=request.list_suppressed, progress=bar,
+                               sampling_fraction=request.sampling_fraction)
     c = published.data["counts"]
     why = c["suppressed_by_reason"]
     return finish(published, output,

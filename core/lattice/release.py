@@ -40,8 +40,8 @@ from microrelease.core.lattice.quality import node_quality
 from microrelease.core.lattice.release_report import decision, minimality, utility
 from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
-from microrelease.core.release.risk import class_figures
-from microrelease.core.validation import check_k
+from microrelease.core.release.risk import class_figures, population_risk
+from microrelease.core.validation import check_k, check_share
 
 
 @dataclass(frozen=True)
@@ -219,6 +219,7 @@ def write_release(
     progress=None,
     should_stop=None,
     criteria: Sequence = (),
+    sampling_fraction: float | None = None,
 ) -> Published:
     """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
     (``<stem>.report.json``); see the module docstring.
@@ -233,6 +234,8 @@ def write_release(
     """
     node = data.lattice.check_node(node)
     k = check_k(k, data.n_rows)
+    if sampling_fraction is not None:
+        sampling_fraction = check_share(sampling_fraction, "sampling_fraction")
     if models and not isinstance(data, Dataset):
         raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
     source = data.rows
@@ -263,7 +266,7 @@ def write_release(
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models,
-                                     planned=planned, criteria=criteria)
+                                     planned=planned, criteria=criteria, sampling_fraction=sampling_fraction)
 
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
@@ -319,7 +322,8 @@ def _input_name(data) -> str:
 
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive_frequency,
-                          models, planned: list | None = None, criteria: Sequence = ()) -> Verified:
+                          models, planned: list | None = None, criteria: Sequence = (),
+                          sampling_fraction: float | None = None) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it; the
     class sizes and the risk they carry are reported as counted on the file (``planned``: the
     histogram the release should have, ``[size, classes]`` pairs)."""
@@ -347,6 +351,8 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
         checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
                             if not strangers else f"values {strangers} are not labels of the node's level"))
     figures = class_figures(by_class.to_numpy())
+    if sampling_fraction is not None and rows:
+        figures["risk"]["population"] = population_risk(by_class.to_numpy(), sampling_fraction)
     for criterion in criteria:  # risk-based models, on the class sizes read back
         value = criterion.table_figure(by_class.to_numpy())
         checks.append(Check(criterion.describe(), criterion.holds(value), f"{value:.6g} on the written file"))

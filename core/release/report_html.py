@@ -179,7 +179,15 @@ def risk_section(r: Mapping) -> Safe:
         rows.append((f"Records in classes of fewer than {t['below']} rows (risk over 1/{t['below']})",
                      tag("span", f"{number(t['records'])} ({number(100 * t['share'])} %)", class_="risk-below",
                          data_below=t["below"], data_records=t["records"], data_share=t["share"])))
-    return section("risk", "Re-identification risk (prosecutor model, from the released file)", pairs(rows))
+    population = risk.get("population")
+    if population:  # the data as a sample of its population (release --sampling-fraction)
+        share = population["population_uniques"]
+        rows += [(f"Journalist: highest / average risk (sampling fraction {number(population['sampling_fraction'])})",
+                  f"{number(population['journalist_highest'])} / {number(population['journalist_average'])}"),
+                 ("Marketer: expected share of records re-identified", population["marketer"]),
+                 (f"Population uniques, estimated ({population['uniqueness_model']})",
+                  "no estimate" if share is None else tag("span", share, id="risk-uniques", data_value=share))]
+    return section("risk", "Re-identification risk (from the released file)", pairs(rows))
 
 
 QUALITY_LABELS = {name: q.label for name, q in QUALITY_MODELS.items()}

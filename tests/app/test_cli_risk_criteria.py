@@ -60,3 +60,21 @@ def test_a_named_node_that_fails_a_criterion_is_refused_before_writing(tmp_path,
 def test_bad_specs_name_their_flag(capsys, flag, spec):
     code = main(["search", "--sample", "adult", "--k", "2", flag, spec])
     assert code == 2 and capsys.readouterr().err.startswith(f"microrelease: error: {flag}: ")
+
+
+def test_a_release_of_a_sample_reports_the_population_s_risk_from_the_written_file(tmp_path, capsys):
+    out = tmp_path / "r.csv"
+    assert main(["release", "--sample", "adult", "--k", "2", "--max-sup", "1%", "--sampling-fraction", "0.1",
+                 "-o", str(out), "--quiet"]) == 0
+    population = json.loads((tmp_path / "r.report.json").read_text())["risk"]["population"]
+    sizes = released_sizes(out).to_numpy()
+    assert population["journalist_highest"] == pytest.approx(0.1 / sizes.min())  # F = f / fraction
+    assert population["marketer"] == pytest.approx(0.1 * len(sizes) / sizes.sum())  # mean of f/F over records
+    values = pd.Series(sizes).value_counts().sort_index()
+    est = dankar(values.index.to_numpy(), values.to_numpy(), 0.1)
+    assert population["population_uniques"] == (est.share if est.converged else None)
+    page = (tmp_path / "r.report.html").read_text()
+    assert "Journalist: highest / average risk (sampling fraction 0.1)" in page and "Population uniques" in page
+    code = main(["release", "--sample", "adult", "--k", "2", "--sampling-fraction", "1.5", "-o", str(tmp_path / "x.csv")])
+    assert code == 2 and capsys.readouterr().err.startswith("microrelease: error: --sampling-fraction: ")
+    assert not (tmp_path / "x.csv").exists()
