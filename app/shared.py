@@ -170,11 +170,20 @@ def _kernels(family: str) -> list[tuple[object, int]]:
         from microrelease.core.micro.mdav_kernels import mdav
 
         return [(mdav, 1)]
+    if family == "quality":  # the share mass the Loss policy reads
+        from microrelease.core.lattice.quality_kernels import inner_quality
+
+        return [(inner_quality, 1)]
+    if family == "uniqueness":
+        from microrelease.core.risk.histograms import node_totals, snb_classes, zayatz_sums
+        from microrelease.core.risk.uniqueness_kernels import pitman_fit, snb_solve
+
+        return [(node_totals, 1), (zayatz_sums, 1), (snb_classes, 1), (snb_solve, 1), (pitman_fit, 1)]
     raise ValueError(f"unknown kernel family {family!r}")
 
 
 def kernel_strategy(family: str) -> str:
-    """``"numba"`` when the ``family`` of kernels ("lattice", "models", "mdav") runs without
+    """``"numba"`` when the ``family`` of kernels ("lattice", "models", "mdav", "quality", "uniqueness") runs without
     compiling, else ``"numpy"`` (the same results, without seconds of compiling first)."""
     return "numba" if all(_ready(k, n) for k, n in _kernels(family)) else "numpy"
 
@@ -188,13 +197,17 @@ def compile_kernels() -> None:
     from microrelease.core.micro.microaggregation import mdav_groups
     from microrelease.core.models.profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
+    from microrelease.core.risk.uniqueness import uniqueness_by_node
 
     table = pd.DataFrame({"zip": ["1", "2", "1", "2"], "secret": ["a", "b", "b", "a"]})
     tiny = load_dataset(table, qi=["zip"], hierarchies={"zip": Hierarchy("zip", (("1", "*"), ("2", "*")))},
                         sensitive=["secret"])
     build_profile(tiny, strategy="numba")
+    profile = build_profile(tiny, strategy="numba", quality=True)
     build_model_profile(tiny, *prepare_models(tiny, "secret", {"t_closeness": "0.5"}), strategy="numba")
     mdav_groups(np.arange(8.0).reshape(4, 2), 2)
+    for fraction in (0.1, 0.5):  # Pitman below Dankar's 10 % cut, Zayatz and SNB above it
+        uniqueness_by_node(profile.offsets, profile.sizes, profile.counts, fraction, strategy="numba")
 
 
 # --- the warm-up child ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,7 @@ from microrelease.core.models.profile import build_model_profile, explain_node
 from microrelease.core.models.registry import spec_parameters
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 from microrelease.core.models.t_closeness import GROUNDS
-from microrelease.core.risk.criteria import parse_criteria, released_histograms
+from microrelease.core.risk.criteria import PopulationUniqueness, parse_criteria, released_histograms
 from microrelease.core.risk.reidentification import node_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
 
@@ -112,7 +112,8 @@ class Explorer(param.Parameterized):
         """Use ``dataset`` (building its profile unless given) and answer the current question."""
         quality = POLICIES[self.policy].quality  # see _with_quality
         if profile is None or (quality and profile.quality is None):
-            profile = build_profile(dataset, progress=progress, strategy=kernel_strategy("lattice"), quality=quality)
+            profile = build_profile(dataset, progress=progress, quality=quality,
+                                    strategy=kernel_strategy("quality" if quality else "lattice"))
         self.plain_profile = profile
         n = dataset.n_rows
         k, max_sup = min(self.k, n), min(self.max_sup, n)
@@ -140,12 +141,13 @@ class Explorer(param.Parameterized):
 
     def criteria(self) -> tuple:
         """The risk-based privacy models asked for, parsed from text specs as the command line's."""
-        return parse_criteria({
+        strategy = kernel_strategy("uniqueness")  # compiled, or numpy until the warm-up has compiled it
+        return tuple(replace(c, strategy=strategy) if isinstance(c, PopulationUniqueness) else c for c in parse_criteria({
             "max_risk": spec_number(self.max_risk) if self.max_risk > 0 else None,
             "max_records_at_risk": f"{spec_number(self.risk_threshold)}:{spec_number(self.max_at_risk)}"
             if self.max_at_risk < 1 else None,
             "max_uniqueness": f"{spec_number(self.max_uniqueness)}:{spec_number(self.sampling_fraction)}"
-            if self.max_uniqueness > 0 else None})
+            if self.max_uniqueness > 0 else None}))
 
     def _compute(self, profile: LatticeProfile, k: int, max_sup: int, weights: dict):
         answer = query(profile, k, max_sup, self.criteria())
@@ -158,7 +160,7 @@ class Explorer(param.Parameterized):
         """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
         (about twice the plain profile's time; the privacy models' profile has none: Loss then says so)."""
         if POLICIES[self.policy].quality and self.profile is self.plain_profile and self.profile.quality is None:
-            self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("lattice"),
+            self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("quality"),
                                                               quality=True)
 
     def model_specs(self) -> dict[str, str]:
@@ -309,7 +311,8 @@ class Explorer(param.Parameterized):
         out: dict[str, float | str | None] = {name: float(values[i]) for name, values in figures.items()}
         released = released_histograms(self.profile, self.k)
         lo, hi = released[0][i], released[0][i + 1]
-        est = uniqueness_by_node(np.array([0, hi - lo]), released[1][lo:hi], released[2][lo:hi], self.sampling_fraction)
+        est = uniqueness_by_node(np.array([0, hi - lo]), released[1][lo:hi], released[2][lo:hi], self.sampling_fraction,
+                                 strategy=kernel_strategy("uniqueness"))
         out["population_uniques"] = float(est.share[0]) if est.converged[0] else None
         out["uniqueness_model"] = str(est.model[0])
         return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -130,6 +130,7 @@ class PopulationUniqueness:
 
     limit: float
     sampling_fraction: float
+    strategy: str = field(default="numba", compare=False)  # uniqueness_by_node's: "numpy" compiles nothing
     name: ClassVar[str] = "population-uniqueness"
     parameter: ClassVar[str] = "max_uniqueness"
     syntax: ClassVar[str] = "U:F"
@@ -147,13 +148,14 @@ class PopulationUniqueness:
         return f"population uniques <= {self.limit:.4g} (Dankar's estimate, sampling fraction {self.sampling_fraction:g})"
 
     def figure(self, profile: LatticeProfile, k: int) -> np.ndarray:
-        est = uniqueness_by_node(*released_histograms(profile, k), self.sampling_fraction)
+        est = uniqueness_by_node(*released_histograms(profile, k), self.sampling_fraction, strategy=self.strategy)
         # a model without an estimate cannot vouch for the node: read as every record unique
         return np.where(est.converged, est.share, 1.0)
 
     def table_figure(self, sizes: np.ndarray) -> float:
         values, counts = np.unique(np.asarray(sizes, dtype=np.int64), return_counts=True)
-        est = uniqueness_by_node(np.array([0, len(values)]), values, counts, self.sampling_fraction)
+        est = uniqueness_by_node(np.array([0, len(values)]), values, counts, self.sampling_fraction,
+                                 strategy=self.strategy)
         return float(est.share[0]) if est.converged[0] else 1.0
 
     def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:

@@ -12,11 +12,13 @@ are expanded once per node (:func:`_pitman_moments`), so that a Newton step cost
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
 from microrelease.core.risk.histograms import NodeHistograms
-from microrelease.core.risk.special_functions import digamma_trigamma, lgamma
+from microrelease.core.risk.special_functions import digamma_trigamma, lgamma, rising_sums
+from microrelease.core.risk.uniqueness_kernels import pitman_fit
 
 
 def fit_pitman(h: NodeHistograms, fraction, population, iterations=100):
@@ -73,6 +75,25 @@ def fit_pitman(h: NodeHistograms, fraction, population, iterations=100):
     return (uniques, np.isfinite(uniques)), {"theta": theta, "alpha": alpha}
 
 
+def fit_pitman_compiled(offsets, sizes, counts, totals, todo, population, iterations=100):
+    """:func:`fit_pitman` compiled (:func:`~microrelease.core.risk.uniqueness_kernels.pitman_fit`), for the
+    nodes ``todo`` of int64 CSR histograms with ``totals`` = (n, u, c_1, c_2) per node."""
+    largest = int(sizes.max()) if len(sizes) else 0
+    psi, _, band = taylor_tables(largest)
+    terms = np.array([t for _, _, t in _TAYLOR_BANDS])
+    found = pitman_fit(todo, offsets, sizes, counts, *totals, population, psi, _transposed(largest), band, terms,
+                       iterations)
+    uniques, theta, alpha = (np.full(len(population), np.nan) for _ in range(3))
+    uniques[todo], theta[todo], alpha[todo] = found
+    return (uniques, np.isfinite(uniques)), {"theta": theta, "alpha": alpha}
+
+
+@lru_cache(maxsize=4)
+def _transposed(largest: int):
+    """zeta(k+1, j - 1/2) with a row per class size j: the terms one class needs, side by side."""
+    return np.ascontiguousarray(taylor_tables(largest)[1].T)
+
+
 def _ewens_theta(n, u, bisections=100):
     """Ewens's MLE: the theta with (u - 1) / theta = sum_{i<n} 1 / (theta + i) (one root, 1 < u < n)."""
     lo, hi = np.full(len(n), -25.0), np.full(len(n), 35.0)  # log theta
@@ -98,18 +119,7 @@ def _pitman_moments(h: NodeHistograms, todo):
     pos[todo] = np.arange(len(todo))
     keep = (h.sizes >= 3) & (pos[h.node] >= 0)
     node, size, count = pos[h.node[keep]], h.sizes[keep].astype(np.int64), h.counts[keep]
-    top = max(int(size.max()) if len(size) else 0, 64)
-    inv = 1 / (np.arange(1, top + 1) - 0.5)  # 1 / (l - 1/2)
-    psi = np.concatenate(([np.nan], np.cumsum(inv) - inv - np.euler_gamma - 2 * math.log(2)))  # psi(j - 1/2)
-    x = top + 0.5
-    zeta, power = np.zeros((_TAYLOR_BANDS[0][2] + 1, top + 1)), inv.copy()  # zeta[k, j] = zeta(k+1, j - 1/2)
-    for k in range(1, len(zeta)):  # sum_{l=j}^{top} (l - 1/2)^-s + the Euler-Maclaurin tail, s = k + 1
-        s_ = k + 1
-        with np.errstate(under="ignore"):
-            power = power * inv
-            tail = x ** (1 - s_) / (s_ - 1) + x**-s_ / 2 + s_ * x ** (-s_ - 1) / 12 \
-                - s_ * (s_ + 1) * (s_ + 2) * x ** (-s_ - 3) / 720
-        zeta[k, 1:] = np.cumsum(power[::-1])[::-1] + tail
+    psi, zeta, _ = taylor_tables(int(size.max()) if len(size) else 0)
     z = np.zeros((len(zeta), len(todo)))
     for lo, hi, terms in _TAYLOR_BANDS:
         band = np.flatnonzero((size >= lo) & (size < hi if hi else True))
@@ -121,6 +131,30 @@ def _pitman_moments(h: NodeHistograms, todo):
             z[1:terms + 1, node[starts]] += np.add.reduceat(rows, np.searchsorted(band, starts), axis=1)
     psi_sum = np.bincount(node, weights=count * psi[size], minlength=len(todo))
     return psi_sum, z
+
+
+@lru_cache(maxsize=4)
+def taylor_tables(largest: int):
+    """For class sizes j up to ``largest`` (at least 64): psi(j - 1/2), zeta(k+1, j - 1/2) (row k, column j;
+    row 0 zero) and each size's band in :data:`_TAYLOR_BANDS` (-1 below 3). Read-only."""
+    top = max(largest, 64)
+    inv = 1 / (np.arange(1, top + 1) - 0.5)  # 1 / (l - 1/2)
+    psi = np.concatenate(([np.nan], np.cumsum(inv) - inv - np.euler_gamma - 2 * math.log(2)))  # psi(j - 1/2)
+    x = top + 0.5
+    zeta, power = np.zeros((_TAYLOR_BANDS[0][2] + 1, top + 1)), inv.copy()  # zeta[k, j] = zeta(k+1, j - 1/2)
+    for k in range(1, len(zeta)):  # sum_{l=j}^{top} (l - 1/2)^-s + the Euler-Maclaurin tail, s = k + 1
+        s_ = k + 1
+        with np.errstate(under="ignore"):
+            power = power * inv
+            tail = x ** (1 - s_) / (s_ - 1) + x**-s_ / 2 + s_ * x ** (-s_ - 1) / 12 \
+                - s_ * (s_ + 1) * (s_ + 2) * x ** (-s_ - 3) / 720
+        zeta[k, 1:] = np.cumsum(power[::-1])[::-1] + tail
+    band = np.full(top + 1, -1, dtype=np.int64)
+    for b, (lo, hi, _) in enumerate(_TAYLOR_BANDS):
+        band[lo:hi] = b
+    for table in (psi, zeta, band):
+        table.flags.writeable = False
+    return psi, zeta, band
 
 
 def _moments_at(psi_sum, zeta, a):
@@ -137,7 +171,7 @@ def _pitman_score(t, a, n, u, c1, c2, psi_sum, zeta):
     """Score and Hessian of the log-likelihood of Pitman's sampling formula (Hoshino 2001),
     sum_{i<u} log(t + i a) - sum_{i<n} log(t + i) + sum_j c_j sum_{l<j} log(l - a), in closed form."""
     z = t / a
-    dz, tz, r0, r1, r2 = _rising_sums(z, u)
+    dz, tz, r0, r1, r2 = rising_sums(z, u)
     (pt1, tt1), (ptn, ttn) = digamma_trigamma(t + 1), digamma_trigamma(t + n)
     (pa1, ta1), (pa2, ta2) = digamma_trigamma(1 - a), digamma_trigamma(2 - a)
     psi_3, tri_3 = _moments_at(psi_sum, zeta, a)
@@ -151,21 +185,3 @@ def _pitman_score(t, a, n, u, c1, c2, psi_sum, zeta):
     return (g_t, g_a), (h_tt, h_ta, h_aa)
 
 
-def _rising_sums(z, u):
-    """Over i = 1..u-1: sum 1/(z+i), 1/(z+i)^2, i/(z+i), i/(z+i)^2, i^2/(z+i)^2. By digammas; but when
-    z >> u (alpha small) those cancel, and the series in i/z with Faulhaber's power sums is used."""
-    (pz1, tz1), (pzu, tzu) = digamma_trigamma(z + 1), digamma_trigamma(z + u)
-    dz, tz = pzu - pz1, tz1 - tzu
-    sums = [dz, tz, (u - 1) - z * dz, dz - z * tz, (u - 1) - 2 * z * dz + z * z * tz]
-    far = (u - 1) <= 1e-3 * z  # 5 terms leave (u / z)^5 <= 1e-15
-    if far.any():
-        m, zf = u[far] - 1, z[far]
-        p = [m, m * (m + 1) / 2, m * (m + 1) * (2 * m + 1) / 6, (m * (m + 1) / 2) ** 2,
-             m * (m + 1) * (2 * m + 1) * (3 * m * m + 3 * m - 1) / 30,
-             m * m * (m + 1) ** 2 * (2 * m * m + 2 * m - 1) / 12,
-             m * (m + 1) * (2 * m + 1) * (3 * m**4 + 6 * m**3 - 3 * m + 1) / 42]  # sum_i i^k, k = 0..6
-        for out, (shift, square) in zip(sums, [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1)], strict=True):
-            # 1/(z+i) = sum_k (-i)^k / z^(k+1);  1/(z+i)^2 = sum_k (k+1) (-i)^k / z^(k+2)
-            out[far] = sum((-1) ** k * (k + 1 if square else 1) * p[k + shift] / zf ** (k + 1 + square)
-                           for k in range(5))
-    return sums

@@ -21,7 +21,7 @@ with ARX's ``RiskModelPopulationUniqueness`` as the reference implementation:
   tests). ARX's code (commit f8518512) writes (1-d)^(alpha+2) as a factor, and sums
   ``(1-q)^i f_i (1+q)^i - 1`` in Sh3, where Haas et al. have ``(1-q)^i ((1+q)^i - 1) f_i``: we follow
   the papers. alpha is eliminated (E[c_2] / E[c_1] = c_2 / c_1 is a quadratic in alpha), and beta is
-  bracketed on a grid and bisected: no starting point to guess.
+  bracketed on a grid, then bisected (Brent's method when compiled): no starting point to guess.
 - **Dankar** et al. (2012)'s rule, as ARX's DANKAR: pi <= 0.1: Pitman (Zayatz if Pitman has no
   estimate); else the smaller of Zayatz and SNB (SNB on a tie; Zayatz if SNB has no estimate).
 
@@ -29,21 +29,35 @@ Degenerate samples have exact answers, the same for every model: no sample uniqu
 unique -> N (each model's limit: alpha -> 1, or beta -> 1 with K = N); pi = 1 -> c_1 (the sample is
 the population). A model that has no estimate (its equations have no solution in its parameter space,
 or the solver does not converge) reports ``uniques = nan`` and ``converged = False``.
+
+Every node is estimated compiled, one node at a time (:mod:`~microrelease.core.risk.uniqueness_kernels`);
+the numpy path, vectorized over the nodes, is kept as its oracle and as the path that compiles nothing.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.risk.histograms import NodeHistograms
-from microrelease.core.risk.pitman import fit_pitman
-from microrelease.core.risk.special_functions import lgamma
+from microrelease.core.risk.histograms import (
+    NodeHistograms,
+    check_histograms,
+    draw_one_ratio,
+    draw_one_table,
+    node_totals,
+    power_tables,
+    snb_classes,
+    zayatz_sums,
+)
+from microrelease.core.risk.pitman import fit_pitman, fit_pitman_compiled
+from microrelease.core.risk.uniqueness_kernels import snb_solve
 
 MODELS = ("pitman", "zayatz", "snb", "dankar")
+STRATEGIES = ("numba", "numpy")
 DANKAR_SMALL_FRACTION = 0.1  # Dankar et al.: Pitman up to this sampling fraction
 
 
@@ -112,34 +126,45 @@ def _one(model, sizes, counts, sampling_fraction) -> UniquenessEstimate:
                               {k: float(v[0]) for k, v in res.parameters.items()})
 
 
-def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, model: str = "dankar") -> NodeUniqueness:
+def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, model: str = "dankar",
+                       strategy: str = "numba") -> NodeUniqueness:
     """Estimated population uniques of many samples at once, vectorized over nodes.
 
     ``offsets[i]:offsets[i+1]`` are node i's (size, count) pairs in ``sizes``/``counts`` (the CSR layout
     of :class:`~microrelease.core.lattice.profile.LatticeProfile`). Each node's sample size n is
-    sum(size * count) and its population N = n / ``sampling_fraction``.
+    sum(size * count) and its population N = n / ``sampling_fraction``. ``strategy``: ``"numba"``
+    (compiled, :mod:`~microrelease.core.risk.uniqueness_kernels`) or ``"numpy"`` (vectorized over the
+    nodes; the same steps, kept as the tests' oracle and as the path that compiles nothing).
     """
     if model not in MODELS:
         raise InvalidParameterError(f"The 'model' parameter must be one of {MODELS}. Got {model!r} instead.",
                                     parameter="model")
+    if strategy not in STRATEGIES:
+        raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
+                                    "instead.", parameter="strategy")
     fraction = _check_fraction(sampling_fraction)
-    h = NodeHistograms(offsets, sizes, counts)
-    population = h.n / fraction
-    if model == "dankar":
-        est, params = _dankar(h, fraction, population)
+    if strategy == "numba":
+        c1, n, estimate = _compiled(*check_histograms(offsets, sizes, counts), fraction)
     else:
-        est, params = _ESTIMATORS[model](h, fraction, population)
-        est = (np.full(h.nodes, model), *est)
+        h = NodeHistograms(offsets, sizes, counts)
+        c1, n = h.c1, h.n
+        estimate = {name: partial(fn, h, fraction, h.n / fraction) for name, fn in _ESTIMATORS.items()}
+    population = n / fraction
+    if model == "dankar":
+        est, params = _dankar(estimate, fraction)
+    else:
+        est, params = estimate[model]()
+        est = (np.full(len(n), model), *est)
     names, uniques, converged = est
     # exact answers for degenerate samples override the model (see the module docstring)
-    uniques = np.where(h.c1 == 0, 0.0, uniques)
-    uniques = np.where((h.c1 > 0) & (h.c1 == h.n), population, uniques)
+    uniques = np.where(c1 == 0, 0.0, uniques)
+    uniques = np.where((c1 > 0) & (c1 == n), population, uniques)
     if fraction == 1.0:
-        uniques = h.c1.astype(float)
-    converged = converged | (h.c1 == 0) | (h.c1 == h.n) | (fraction == 1.0)
+        uniques = c1.astype(float)
+    converged = converged | (c1 == 0) | (c1 == n) | (fraction == 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(population > 0, uniques / population, 0.0)
-    return NodeUniqueness(names, uniques, share, converged, population, h.c1.astype(np.int64), params)
+    return NodeUniqueness(names, uniques, share, converged, population, c1.astype(np.int64), params)
 
 
 def _check_fraction(value) -> float:
@@ -153,41 +178,16 @@ def _check_fraction(value) -> float:
 
 def _zayatz(h: NodeHistograms, fraction, population):
     with np.errstate(invalid="ignore", divide="ignore"):
-        p_unique = h.c1 / h.per_node(h.counts * _draw_one_ratio(h, fraction))
+        p_unique = h.c1 / h.per_node(h.counts * draw_one_ratio(h, fraction))
     uniques = h.c1 * p_unique / fraction
     return (uniques, np.isfinite(uniques)), {"p_unique": p_unique}
 
 
-def _draw_one_ratio(h: NodeHistograms, fraction):
-    """Per pair, h(j) / h(1): h(j) = j C(N - j, n - 1) / C(N, n), the hypergeometric chance that exactly
-    one record of a population class of size j is drawn; h(j) / h(1) = j prod_{i<j} (N-n-i+1) / (N-i)."""
-    values, inverse = np.unique(h.n, return_inverse=True)
-    top = int(h.sizes.max()) if len(h.sizes) else 1
-    j = np.arange(1, top + 1, dtype=float)
-    if len(values) * top <= len(h.sizes):  # few sample sizes (no failing rows): one table per n
-        table = np.empty((len(values), top))
-        for row, n in enumerate(values):
-            N = n / fraction
-            with np.errstate(divide="ignore", invalid="ignore"):
-                steps = np.log(np.maximum(N - n - j[:-1] + 1, 0) / (N - j[:-1]))
-            table[row] = np.exp(np.log(j) + np.concatenate(([0.0], np.cumsum(steps))))
-        return table[inverse[h.node], h.sizes.astype(np.int64) - 1]
-    n, size = h.n[h.node], h.sizes
-    N = n / fraction
-    possible = N - n - size + 2 > 0  # else more than N - n records would stay out of the sample
-    with np.errstate(invalid="ignore", divide="ignore"):
-        log_ratio = (np.log(size) + lgamma(np.where(possible, N - size + 1, 1.0)) - lgamma(np.maximum(N, 1.0))
-                     + lgamma(N - n + 1) - lgamma(np.where(possible, N - n - size + 2, 1.0)))
-    return np.where(possible, np.exp(log_ratio), 0.0)
-
-
 def _snb(h: NodeHistograms, fraction, population, grid=61, bisections=56):
-    q = 1 - fraction
     j, cnt = h.sizes.astype(np.int64), h.counts
     with np.errstate(invalid="ignore", divide="ignore", under="ignore"):
         # K, the population's classes: Haas et al. (1995)'s Sh3 (as ARX), powers from tables over the sizes
-        q_pow = q ** np.arange(j.max() + 1 if len(j) else 1)
-        r_pow = (1 - fraction**2) ** np.arange(j.max() + 1 if len(j) else 1)
+        q_pow, r_pow = power_tables(fraction, j)
         a_ = h.per_node(cnt * j * fraction**2 * r_pow[j - 1])
         b_ = h.per_node(cnt * (r_pow[j] - q_pow[j]))
         c_ = h.per_node(cnt * q_pow[j])
@@ -234,13 +234,42 @@ def _snb_excess(x, fraction, K, c1, ratio):
 _ESTIMATORS = {"pitman": fit_pitman, "zayatz": _zayatz, "snb": _snb}
 
 
-def _dankar(h: NodeHistograms, fraction, population):
-    (zay, zay_ok), zp = _zayatz(h, fraction, population)
+def _dankar(estimate, fraction):
+    """Dankar et al.'s rule over ``estimate[model]()``, each ((uniques, converged), parameters)."""
+    (zay, zay_ok), zp = estimate["zayatz"]()
     if fraction <= DANKAR_SMALL_FRACTION:
-        (pit, pit_ok), pp = fit_pitman(h, fraction, population)
+        (pit, pit_ok), pp = estimate["pitman"]()
         names = np.where(pit_ok, "pitman", "zayatz")
         return (names, np.where(pit_ok, pit, zay), pit_ok | zay_ok), {**pp, **zp}
-    (sn, sn_ok), sp = _snb(h, fraction, population)
+    (sn, sn_ok), sp = estimate["snb"]()
     use_zayatz = ~sn_ok | (zay < sn)
     names = np.where(use_zayatz, "zayatz", "snb")
     return (names, np.where(use_zayatz, zay, sn), np.where(use_zayatz, zay_ok, sn_ok)), {**sp, **zp}
+
+
+def _compiled(offsets, sizes, counts, fraction, grid=61, steps=100):
+    """The numba path: (c_1, n, each model's estimator), the numpy path's tables and steps."""
+    n, u, c1, c2 = node_totals(offsets, sizes, counts)
+    regular = (c1 > 0) & (c1 < n)
+
+    def zayatz():
+        table, row = draw_one_table(n, fraction, sizes)
+        total = zayatz_sums(offsets, sizes, counts, n, c1, fraction, table, row)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_unique = c1 / total
+        uniques = c1 * p_unique / fraction
+        return (uniques, np.isfinite(uniques)), {"p_unique": p_unique}
+
+    def snb():
+        classes = snb_classes(offsets, sizes, counts, u, c1, fraction, *power_tables(fraction, sizes))
+        todo = np.flatnonzero(regular & (c2 > 0) & np.isfinite(classes))
+        found = snb_solve(todo, classes, c1, c2, fraction, np.linspace(-30, 30, grid), steps)
+        uniques, alpha, beta = (np.full(len(n), np.nan) for _ in range(3))
+        uniques[todo], alpha[todo], beta[todo] = found
+        return (uniques, np.isfinite(uniques)), {"alpha": alpha, "beta": beta, "classes": classes}
+
+    def pitman():
+        todo = np.flatnonzero(regular)
+        return fit_pitman_compiled(offsets, sizes, counts, (n, u, c1, c2), todo, n / fraction)
+
+    return c1, n, {"zayatz": zayatz, "snb": snb, "pitman": pitman}

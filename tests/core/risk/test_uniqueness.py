@@ -11,8 +11,15 @@ import numpy as np
 import pytest
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.risk.special_functions import digamma_trigamma, lgamma
+from microrelease.core.risk.histograms import NodeHistograms, draw_one_table
+from microrelease.core.risk.special_functions import (
+    digamma_trigamma,
+    digamma_trigamma_one,
+    lgamma,
+    lgamma_one,
+)
 from microrelease.core.risk.uniqueness import (
+    MODELS,
     NodeUniqueness,
     UniquenessEstimate,
     dankar,
@@ -286,6 +293,68 @@ def test_by_node_equals_one_node_at_a_time():
                 np.testing.assert_allclose(many.uniques[i], one.uniques, rtol=1e-7, equal_nan=True)
 
 
+# --- the compiled path against the numpy path, its oracle ---
+
+def as_csr(hists):
+    offsets = np.concatenate(([0], np.cumsum([len(s) for s, _ in hists])))
+    return (offsets, np.concatenate([s for s, _ in hists]).astype(np.int64),
+            np.concatenate([c for _, c in hists]).astype(np.int64))
+
+
+@pytest.fixture(scope="module")
+def oracle_cases():
+    """Samples of many sizes n (Zayatz's chances by log-gammas), with degenerate ones; and a lattice of
+    generalizations of one table (one n: Zayatz's chances from one table, as on a profile)."""
+    rng = np.random.default_rng(21)
+    hists = [histogram(rng.zipf(rng.uniform(1.1, 2.5), size=rng.integers(30, 5000)) % rng.integers(20, 3000))
+             for _ in range(80)]
+    hists += [(np.array([1]), np.array([7])), (np.array([2, 5]), np.array([3, 1])), (np.array([], int),) * 2,
+              (np.array([1, 3]), np.array([50, 10])), (np.array([1, 2]), np.array([960, 20])),
+              (np.array([4]), np.array([1]))]
+    records = rng.zipf(1.4, size=(4000, 3)) % np.array([90, 40, 12])
+    lattice = [histogram(np.unique(records // np.array([a, b, c]), axis=0, return_inverse=True)[1].ravel())
+               for a in (1, 2, 3, 5, 9, 15) for b in (1, 2, 4, 8, 40) for c in (1, 2, 3, 12)]
+    cases = {"many sample sizes": as_csr(hists), "lattice": as_csr(lattice)}
+    for name, table in (("many sample sizes", False), ("lattice", True)):  # the premise: each Zayatz path
+        csr = cases[name]
+        assert bool(len(draw_one_table(NodeHistograms(*csr).n, 0.1, csr[1])[0])) == table
+    return cases
+
+
+@pytest.mark.parametrize("fraction", [0.001, 0.01, 0.1, 0.3, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("model", MODELS)
+def test_compiled_path_equals_the_numpy_oracle(oracle_cases, model, fraction):
+    """Same converged flags, same Dankar choices, the same estimates: the same tables summed in the same
+    order, the same Newton steps; only SNB's root is found by Brent's method instead of bisections (the
+    same root to ~1e-15 in logit(beta), to ~1e-11 where the excess is flat, at tiny fractions)."""
+    unconverged, ewens = 0, 0
+    for name, csr in oracle_cases.items():
+        fast = uniqueness_by_node(*csr, fraction, model=model, strategy="numba")
+        oracle = uniqueness_by_node(*csr, fraction, model=model, strategy="numpy")
+        unconverged += (~oracle.converged).sum()
+        ewens += (oracle.parameters["alpha"] == 0).sum() if model == "pitman" else 0
+        assert np.array_equal(fast.converged, oracle.converged), name
+        assert np.array_equal(fast.model, oracle.model), name
+        np.testing.assert_allclose(fast.uniques, oracle.uniques, rtol=1e-10, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(fast.share, oracle.share, rtol=1e-10, equal_nan=True, err_msg=name)
+        assert np.array_equal(fast.sample_uniques, oracle.sample_uniques)
+        assert np.array_equal(fast.population_size, oracle.population_size)
+        assert fast.parameters.keys() == oracle.parameters.keys()
+        for key, values in oracle.parameters.items():
+            np.testing.assert_allclose(fast.parameters[key], values, rtol=1e-8, equal_nan=True, err_msg=key)
+    if model in ("pitman", "snb") and fraction < 1:  # the premise: the solvers' every branch was compared
+        assert unconverged and (model == "snb" or ewens)  # nodes without an estimate; the Ewens boundary
+
+
+def test_compiled_special_functions_equal_the_vectorized_ones():
+    x = np.concatenate((np.geomspace(1e-3, 1e7, 300), np.arange(1, 40, 0.25)))
+    np.testing.assert_allclose([lgamma_one(v) for v in x], lgamma(x), rtol=1e-15, atol=1e-15)
+    psi, tri = digamma_trigamma(x)
+    one = np.array([digamma_trigamma_one(v) for v in x])
+    np.testing.assert_allclose(one[:, 0], psi, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(one[:, 1], tri, rtol=1e-15, atol=1e-15)
+
+
 # --- degenerate samples and bad input ---
 
 @pytest.mark.parametrize("model", list(ESTIMATORS))
@@ -325,6 +394,9 @@ def test_unknown_model_and_bad_offsets():
         uniqueness_by_node([0, 3], [1], [1], 0.1)
     with pytest.raises(TypeError, match="sampling_fraction"):
         pitman([1], [1], "10%")
+    with pytest.raises(InvalidParameterError, match="strategy") as info:
+        uniqueness_by_node([0, 1], [1], [1], 0.1, strategy="scipy")
+    assert info.value.parameter == "strategy"
 
 
 # --- the special functions the solvers use ---
@@ -348,7 +420,6 @@ def test_special_functions():
 def test_pitman_score_and_hessian_are_the_likelihoods_derivatives(theta, alpha):
     """The solver's closed forms (digammas; a series where theta / alpha >> classes; a Taylor series
     over class sizes) against central differences of the likelihood written out above."""
-    from microrelease.core.risk.histograms import NodeHistograms
     from microrelease.core.risk.pitman import _pitman_moments, _pitman_score
 
     sizes, counts = np.array([1, 2, 3, 4, 9, 70, 600]), np.array([300, 40, 12, 5, 2, 1, 1])
@@ -377,17 +448,17 @@ def test_pitman_score_and_hessian_are_the_likelihoods_derivatives(theta, alpha):
 @pytest.mark.parametrize("u", [2, 7, 361, 5000])
 @pytest.mark.parametrize("z", [0.3, 40.0, 3.6e5, 4e8])
 def test_rising_sums_against_explicit_sums(z, u):
-    from microrelease.core.risk.pitman import _rising_sums
+    from microrelease.core.risk.special_functions import rising_sums, rising_sums_one
 
     i = np.arange(1, u, dtype=float)
     expected = [math.fsum(1 / (z + i)), math.fsum(1 / (z + i) ** 2), math.fsum(i / (z + i)),
                 math.fsum(i / (z + i) ** 2), math.fsum(i**2 / (z + i) ** 2)]
-    got = [v[0] for v in _rising_sums(np.array([z]), np.array([float(u)]))]
-    # the digamma forms lose digits to cancellation as z / u grows, until the series takes over at
-    # u / z <= 1e-3: the score's sums (1st, 3rd) keep 11 digits, the Hessian's (Newton's steps only) 8
-    score, hessian = [0, 2], [1, 3, 4]
-    np.testing.assert_allclose(np.take(got, score), np.take(expected, score), rtol=1e-11)
-    np.testing.assert_allclose(np.take(got, hessian), np.take(expected, hessian), rtol=1e-8)
+    for got in ([v[0] for v in rising_sums(np.array([z]), np.array([float(u)]))], rising_sums_one(z, float(u))):
+        # the digamma forms lose digits to cancellation as z / u grows, until the series takes over at
+        # u / z <= 1e-3: the score's sums (1st, 3rd) keep 11 digits, the Hessian's (Newton's steps only) 8
+        score, hessian = [0, 2], [1, 3, 4]
+        np.testing.assert_allclose(np.take(got, score), np.take(expected, score), rtol=1e-11)
+        np.testing.assert_allclose(np.take(got, hessian), np.take(expected, hessian), rtol=1e-8)
 
 
 def test_many_nodes_of_one_sample_size():
@@ -410,7 +481,6 @@ def test_many_nodes_of_one_sample_size():
 def test_class_size_sums_against_explicit_sums(a):
     """psi(j - a) - psi(1 - a) = sum_{l<j} 1/(l - a), and psi'(1 - a) - psi'(j - a) the same with squares:
     the solver's Taylor moments for sizes in every band (3 .. 20,000), one size at a time, against fsums."""
-    from microrelease.core.risk.histograms import NodeHistograms
     from microrelease.core.risk.pitman import _moments_at, _pitman_moments
 
     sizes = np.array([3, 4, 5, 7, 8, 15, 16, 31, 32, 63, 64, 127, 128, 255, 256, 1000, 4095, 4096, 20_000])
