@@ -158,12 +158,17 @@ def assess(request: RiskRequest) -> dict:
         result["population"] = {"source": "population table", "file": request.population, "rows": population_rows,
                                 "sampling_fraction": fraction}
     elif fraction is not None:
-        result["population"] = {"source": "sampling fraction", "rows": n / fraction, "sampling_fraction": fraction}
+        result["population"] = {"source": "sampling fraction", "rows": n / fraction, "sampling_fraction": fraction,
+                                "journalist": "as the prosecutor: only a population table gives class sizes in the "
+                                              "population (ARX)"}
     else:
         result["population"] = {"source": "the data itself", "rows": n, "sampling_fraction": 1.0}
 
-    risk = table_risk(sizes, threshold=request.threshold, population_sizes=big_f,
-                      sampling_fraction=None if big_f is not None else request.sampling_fraction)
+    # Only a population table gives each class its population size: scaling the sample's sizes by the
+    # fraction would call a sample unique 1/F-safe when it may be a population unique. Without one, the
+    # sample is its own population for the journalist (ARX's convention); the fraction feeds the
+    # uniqueness estimate and the individual risk, which model the population's sizes.
+    risk = table_risk(sizes, threshold=request.threshold, population_sizes=big_f)
     result["prosecutor"] = {"highest": risk.highest, "average": risk.average, "records_at_risk": risk.records_at_risk}
     result["journalist"] = {"highest": risk.journalist_highest, "average": risk.journalist_average,
                             "records_at_risk": risk.journalist_records_at_risk}
@@ -233,7 +238,8 @@ def report(result: dict) -> str:
     if pop["source"] == "population table":
         lines.append(f"population: {pop['file']}, {pop['rows']:,} rows (sampling fraction {pop['sampling_fraction']:.4g})")
     elif pop["source"] == "sampling fraction":
-        lines.append(f"population: sampling fraction {pop['sampling_fraction']:.4g} (about {pop['rows']:,.0f} records)")
+        lines.append(f"population: sampling fraction {pop['sampling_fraction']:.4g} (about {pop['rows']:,.0f} records; "
+                     f"journalist = prosecutor: only {FLAGS['population']} gives class sizes in the population)")
     else:
         lines.append(f"population: the data itself (no {FLAGS['population']} or {FLAGS['sampling_fraction']}: "
                      "journalist = prosecutor)")

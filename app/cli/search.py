@@ -7,6 +7,8 @@ import json
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
 from microrelease.core import POLICIES, query
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
@@ -64,8 +66,10 @@ def run(request: SearchRequest) -> int:
         "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
     }
-    if POLICIES[policy].among == "satisfying":  # ARX's optimum: say when the best k-minimal node differs
+    if POLICIES[policy].among == "satisfying":  # ARX's optimum: its score, and the best k-minimal node if other
         minimal = answer.preferred(policy, weights, among="k-minimal")
+        index = np.array([profile.lattice.index(preferred.vector)])
+        result["preferred"]["score"] = float(POLICIES[policy].score(profile.lattice, answer.stats, index, None)[0])
         result["preferred"]["among"] = "every satisfying node"
         result["preferred"]["best_k_minimal"] = None if minimal.vector == preferred.vector else named(minimal.to_dict())
     if request.json:
@@ -86,6 +90,8 @@ def run(request: SearchRequest) -> int:
     p = result["preferred"]
     print(f"preferred by {policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
           f"completeness {p['completeness']:.3f})\n  = {describe_vector(hierarchies, p['vector'])}")
+    if "score" in p:
+        print(f"  {POLICIES[policy].label}: {p['score']:.6g} (the best of every satisfying node)")
     if p.get("best_k_minimal"):
         print(f"  (the best of every satisfying node; the best k-minimal one is {p['best_k_minimal']['vector']})")
     return 0

@@ -39,8 +39,6 @@ RISK_ROWS = (  # what node details show of Explorer.risk, in this order
     ("highest", "Prosecutor: highest risk", "1 / smallest released class"),
     ("average", "Prosecutor: average risk", "released classes / released rows"),
     ("records_at_risk", "Prosecutor: records at risk", "share of released rows whose risk is above the threshold"),
-    ("journalist_average", "Journalist: average risk", "against the population (class sizes / sampling fraction)"),
-    ("marketer", "Marketer: expected share re-identified", "mean of 1 / population class size"),
     ("population_uniques", "Population uniques (estimated)", "share of the population unique in its QIs"),
 )
 
@@ -48,15 +46,18 @@ RISK_ROWS = (  # what node details show of Explorer.risk, in this order
 def risk_table(risk: dict, threshold: float, fraction: float) -> str:
     """A Markdown table of the node's re-identification risk (see :meth:`Explorer.risk`)."""
     def value(name):
+        if name not in risk:
+            return "set *population uniques at most* to estimate it"
         v = risk[name]
         if v is None:
             return "no estimate"
         text = f"{v:.4f}"
-        return f"{text} ({risk['uniqueness_model']})" if name == "population_uniques" and v > 0 else text
+        return f"{text} ({risk['uniqueness_model']}, the data as a {fraction:g} sample)" \
+            if name == "population_uniques" else text
 
     rows = [f"| {label} | {value(name)} | {meaning} |" for name, label, meaning in RISK_ROWS]
-    return "\n".join([f"**Re-identification risk** (at risk: above {threshold:g}; the data as a {fraction:g} "
-                       "sample of its population)", "", "| figure | value | meaning |", "|---|---|---|", *rows])
+    return "\n".join([f"**Re-identification risk** (at risk: above {threshold:g})", "",
+                      "| figure | value | meaning |", "|---|---|---|", *rows])
 
 
 def quality_table(quality: dict) -> str:

@@ -305,10 +305,14 @@ class Explorer(param.Parameterized):
 
     def risk(self, i: int) -> dict[str, float | str | None]:
         """Node i's re-identification risk over its released classes: the prosecutor's highest, average
-        and records above ``risk_threshold``, the journalist's and marketer's for ``sampling_fraction``,
-        and the estimated share of population uniques (Dankar's rule; None without an estimate)."""
-        figures = node_risk(self.profile, self.k, threshold=self.risk_threshold, sampling_fraction=self.sampling_fraction)
-        out: dict[str, float | str | None] = {name: float(values[i]) for name, values in figures.items()}
+        and records above ``risk_threshold``; and, when a population-uniques limit is set, the estimated
+        share of population uniques for ``sampling_fraction`` (Dankar's rule; None without an estimate).
+        No journalist figure: only a population table gives class sizes in the population."""
+        figures = node_risk(self.profile, self.k, threshold=self.risk_threshold)
+        out: dict[str, float | str | None] = {name: float(figures[name][i])
+                                              for name in ("highest", "average", "records_at_risk")}
+        if self.max_uniqueness <= 0:
+            return out
         released = released_histograms(self.profile, self.k)
         lo, hi = released[0][i], released[0][i + 1]
         est = uniqueness_by_node(np.array([0, hi - lo]), released[1][lo:hi], released[2][lo:hi], self.sampling_fraction,

@@ -271,6 +271,9 @@ def write_release(
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
                                       data.n_rows)
+    # DM* sums the suppressed classes' squared sizes: with their count and rows it tells how the input's
+    # outliers cluster, which the report otherwise keeps to a count
+    del figures["quality"]["dm-star"]
     chosen = POLICIES.get((parameters or {}).get("policy") or "")
     minimal = minimality(data.lattice, node, max_sup, models, lambda other: _satisfies(
         node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models), max_sup),

@@ -181,12 +181,12 @@ def risk_section(r: Mapping) -> Safe:
                          data_below=t["below"], data_records=t["records"], data_share=t["share"])))
     population = risk.get("population")
     if population:  # the data as a sample of its population (release --sampling-fraction)
-        share = population["population_uniques"]
-        rows += [(f"Journalist: highest / average risk (sampling fraction {number(population['sampling_fraction'])})",
-                  f"{number(population['journalist_highest'])} / {number(population['journalist_average'])}"),
-                 ("Marketer: expected share of records re-identified", population["marketer"]),
-                 (f"Population uniques, estimated ({population['uniqueness_model']})",
-                  "no estimate" if share is None else tag("span", share, id="risk-uniques", data_value=share))]
+        share, count = population["uniques_share"], population["uniques"]
+        rows.append((f"Population uniques, estimated ({population['uniqueness_model']}; sampling fraction "
+                     f"{number(population['sampling_fraction'])})",
+                     "no estimate" if share is None else tag(
+                         "span", f"{number(100 * share)} % of the population (about {number(round(count))} people)",
+                         id="risk-uniques", data_value=share)))
     return section("risk", "Re-identification risk (from the released file)", pairs(rows))
 
 

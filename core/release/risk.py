@@ -37,18 +37,17 @@ def class_figures(sizes: Sequence[int] | np.ndarray, thresholds: Sequence[int] =
     }
 
 
-def population_risk(sizes: Sequence[int] | np.ndarray, sampling_fraction: float, threshold: float = 0.2) -> dict:
+def population_risk(sizes: Sequence[int] | np.ndarray, sampling_fraction: float) -> dict:
     """The released classes of a sample of a share ``sampling_fraction`` of its population: the
-    journalist's and the marketer's risk (class sizes in the population estimated as size / fraction,
-    :mod:`microrelease.core.risk.reidentification`) and the estimated share of population uniques
-    (Dankar et al.'s rule, :mod:`microrelease.core.risk.uniqueness`; None without an estimate)."""
-    from microrelease.core.risk.reidentification import table_risk
+    estimated population uniques (Dankar et al.'s rule, :mod:`microrelease.core.risk.uniqueness`), as a
+    share of the population and a number of people (None without an estimate). Not the journalist's
+    risk: only a population table gives class sizes in the population (f / fraction would call a
+    sample unique safe when it may be a population unique)."""
     from microrelease.core.risk.uniqueness import dankar
 
     sizes = np.asarray(sizes, dtype=np.int64)
-    risk = table_risk(sizes, threshold=threshold, sampling_fraction=sampling_fraction)
     values, counts = np.unique(sizes, return_counts=True)
     est = dankar(values, counts, sampling_fraction)
-    return {"sampling_fraction": sampling_fraction, "journalist_highest": risk.journalist_highest,
-            "journalist_average": risk.journalist_average, "marketer": risk.marketer,
-            "population_uniques": est.share if est.converged else None, "uniqueness_model": est.model}
+    return {"sampling_fraction": sampling_fraction, "population_records": float(sizes.sum() / sampling_fraction),
+            "uniques_share": est.share if est.converged else None,
+            "uniques": est.uniques if est.converged else None, "uniqueness_model": est.model}

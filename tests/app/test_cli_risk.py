@@ -61,14 +61,15 @@ def expected(data: pd.DataFrame, qi, threshold, *, fraction=None, population: pd
         counts = population.groupby(qi, sort=False).size().rename("F").reset_index()
         big_f = data.merge(counts, on=qi, how="left")["F"].to_numpy(float)
         class_population = classes.merge(counts, on=qi, how="left")["F"].to_numpy(float)
-    elif fraction is not None:
-        big_f, class_population = f / fraction, classes.merge(
-            data.groupby(qi, sort=False).size().rename("f").reset_index(), on=qi)["f"].to_numpy(float) / fraction
+    elif fraction is not None:  # the journalist's population is the data itself; the individual risk's is f / fraction
+        big_f, class_population = f, classes.merge(
+            data.groupby(qi, sort=False).size().rename("f").reset_index(), on=qi)["f"].to_numpy(float)
     else:
         big_f, class_population = f, classes.merge(
             data.groupby(qi, sort=False).size().rename("f").reset_index(), on=qi)["f"].to_numpy(float)
     prosecutor, journalist = 1 / f, 1 / big_f
-    individual = np.array([bf_risk(a, b) for a, b in zip(f, big_f, strict=True)])
+    weights = f / fraction if population is None and fraction is not None else big_f
+    individual = np.array([bf_risk(a, b) for a, b in zip(f, weights, strict=True)])
     return {
         "rows": len(data), "classes": len(classes),
         "prosecutor": {"highest": prosecutor.max(), "average": prosecutor.mean(),

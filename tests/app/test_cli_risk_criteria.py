@@ -68,13 +68,13 @@ def test_a_release_of_a_sample_reports_the_population_s_risk_from_the_written_fi
                  "-o", str(out), "--quiet"]) == 0
     population = json.loads((tmp_path / "r.report.json").read_text())["risk"]["population"]
     sizes = released_sizes(out).to_numpy()
-    assert population["journalist_highest"] == pytest.approx(0.1 / sizes.min())  # F = f / fraction
-    assert population["marketer"] == pytest.approx(0.1 * len(sizes) / sizes.sum())  # mean of f/F over records
     values = pd.Series(sizes).value_counts().sort_index()
     est = dankar(values.index.to_numpy(), values.to_numpy(), 0.1)
-    assert population["population_uniques"] == (est.share if est.converged else None)
+    assert population["uniques_share"] == (est.share if est.converged else None)
+    assert population["population_records"] == pytest.approx(sizes.sum() / 0.1)
+    assert "journalist_highest" not in population  # f / fraction is no population size (see the README)
     page = (tmp_path / "r.report.html").read_text()
-    assert "Journalist: highest / average risk (sampling fraction 0.1)" in page and "Population uniques" in page
+    assert "Population uniques, estimated" in page and "sampling fraction 0.1" in page
     code = main(["release", "--sample", "adult", "--k", "2", "--sampling-fraction", "1.5", "-o", str(tmp_path / "x.csv")])
     assert code == 2 and capsys.readouterr().err.startswith("microrelease: error: --sampling-fraction: ")
     assert not (tmp_path / "x.csv").exists()

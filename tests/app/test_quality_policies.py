@@ -21,6 +21,7 @@ def test_search_with_the_loss_policy_finds_arx_s_optimum(capsys):
     preferred = json.loads(capsys.readouterr().out)["preferred"]
     assert preferred["vector"] == [0, 3, 0, 1, 3, 1, 1, 2] and preferred["suppressed"] == 273
     assert preferred["among"] == "every satisfying node" and "best_k_minimal" in preferred
+    assert preferred["score"] == pytest.approx(0.358785, abs=5e-7)  # ARX's Loss, for a steward to compare
 
 
 def test_a_release_by_the_loss_policy_reports_its_loss_and_how_it_was_chosen(tmp_path, capsys):

@@ -47,7 +47,10 @@ def test_a_node_s_risk_is_that_of_its_released_rows(explorer):
         assert risk["highest"] == pytest.approx(1 / sizes.min())
         assert risk["average"] == pytest.approx(len(sizes) / sizes.sum())
         assert risk["records_at_risk"] == pytest.approx(sizes[sizes < 5].sum() / sizes.sum())
-        assert risk["marketer"] == pytest.approx(0.1 * len(sizes) / sizes.sum())
+        assert "journalist_average" not in risk and "population_uniques" not in risk  # no limit set: not shown
+        e.max_uniqueness = 0.5
+        risk = e.risk(i)
+        e.max_uniqueness = 0.0
         values, counts = np.unique(sizes, return_counts=True)
         est = dankar(values, counts, 0.1)
         assert risk["population_uniques"] == pytest.approx(est.share) if est.converged else risk["population_uniques"] is None
