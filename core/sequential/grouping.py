@@ -66,19 +66,10 @@ def centrality(model: CostModel, sample: int = 64, *, progress: Progress | None 
     return total / len(anchors)
 
 
-def tree_order(h) -> np.ndarray:
-    """Each ground value's position when the ground is sorted by its ancestors from the top down
-    (siblings next to each other, so |position difference| / (n − 1) <= NCP of the two's ancestor)."""
-    order = np.lexsort(h.codes[::-1])  # lexsort's last key is the primary one: the top level
-    position = np.empty(len(order), dtype=np.int64)
-    position[order] = np.arange(len(order))
-    return position
-
-
 def sketch(model: CostModel) -> np.ndarray:
     """A point per entity whose L1 distances roughly follow F (entities x features):
 
-    - per QI, ``QI_SCALE`` · w_R/m · the value's position in :func:`tree_order` / (n − 1) (the position
+    - per QI, ``QI_SCALE`` · w_R/m · the value's position in :meth:`Hierarchy.tree_order` / (n − 1) (the position
       difference is a lower bound of the NCP, which between near values is several times larger: ages
       30 and 31 share a 5-year band, NCP 4/72 for a step of 1/72);
     - w_S/2 · the share of the entity's codes under each node of the lowest code level with at most
@@ -90,7 +81,7 @@ def sketch(model: CostModel) -> np.ndarray:
     d, w = model.data, model.weights
     n, m = d.n_entities, d.cost_qi_codes.shape[1]
     share = d.cost_qi_weights / d.cost_qi_weights.sum() * m if m else d.cost_qi_weights
-    cols = [QI_SCALE * w.relational / m * share[q] * tree_order(h)[d.cost_qi_codes[:, q]] / max(len(h.ground) - 1, 1)
+    cols = [QI_SCALE * w.relational / m * share[q] * h.tree_order()[d.cost_qi_codes[:, q]] / max(len(h.ground) - 1, 1)
             for q, h in enumerate(d.cost_hierarchies)]
     h = d.code_hierarchy
     level = next(lv for lv in range(h.height + 1) if h.level_size(lv) <= SKETCH_BINS or lv == h.height)

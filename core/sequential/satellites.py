@@ -25,6 +25,7 @@ import pandas as pd
 
 from microrelease.core.data.dataset import as_text
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
+from microrelease.core.sequential.cost import node_ncp
 
 SLOTS = 3
 EXHAUSTIVE_UP_TO = 5040  # assignments tried one by one (7!); more are matched greedily
@@ -61,18 +62,10 @@ def encode_satellite(name: str, frame: pd.DataFrame, position: np.ndarray, n_ent
             missing[column], h = blank, h.with_missing()
         codes[:, q] = h.encode(text)
         resolved.append(h)
-    order_keys = [_tree_position(h)[codes[:, q]] for q, h in enumerate(resolved)]
+    order_keys = [h.tree_order()[codes[:, q]] for q, h in enumerate(resolved)]
     order = np.lexsort((*order_keys[::-1], position)) if len(qi) else np.argsort(position, kind="stable")
     return Satellite(name, tuple(qi), tuple(resolved), n_entities, position[order].astype(np.int64), codes[order],
                      missing)
-
-
-def _tree_position(h: Hierarchy) -> np.ndarray:
-    """Each ground value's position when sorted by its ancestors from the top down."""
-    order = np.lexsort(h.codes[::-1])
-    out = np.empty(len(order), dtype=np.int64)
-    out[order] = np.arange(len(order))
-    return out
 
 
 def slot_hierarchies(sat: Satellite) -> list[Hierarchy]:
@@ -104,13 +97,6 @@ def _lca(h: Hierarchy, level: int, rep: int, u: int) -> int:
     return h.height + 1
 
 
-def _ncp(h: Hierarchy, level: int, rep: int) -> float:
-    if level > h.height:
-        return 1.0
-    n = len(h.ground)
-    return float((np.sum(h.codes[level] == h.codes[level][rep]) - 1) / (n - 1)) if n > 1 else 0.0
-
-
 def _assign(cost: np.ndarray) -> list[tuple[int, int]]:
     """A one-to-one matching of the smaller side (rows i of ``cost``) to columns j of least total cost."""
     n, m = cost.shape
@@ -131,25 +117,34 @@ def _assign(cost: np.ndarray) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
-def _row_cost(hs: Sequence[Hierarchy], row: list[tuple[int, int]], values: np.ndarray) -> float:
-    """Mean NCP over the columns of a consensus row raised to cover one more input row."""
-    return float(np.mean([_ncp(h, _lca(h, lv, rep, int(u)), rep) for h, (lv, rep), u in zip(hs, row, values,
-                                                                                           strict=True)]))
+def _row_cost(hs: Sequence[Hierarchy], tables: Sequence[list[np.ndarray]], row: list[tuple[int, int]],
+              values: np.ndarray) -> float:
+    """Mean NCP over the columns of a consensus row raised to cover one more input row (1 for a column
+    whose values never meet: such a pair is not kept, see :func:`group_rows`)."""
+    out = []
+    for h, table, (lv, rep), u in zip(hs, tables, row, values, strict=True):
+        top = _lca(h, lv, rep, int(u))
+        out.append(float(table[top][h.codes[top][rep]]) if top <= h.height else 1.0)
+    return float(np.mean(out))
 
 
 def group_rows(sat: Satellite, members: Sequence[int]) -> list[list[tuple[int, int]]]:
-    """The rows every member of a group is released with: per row, per QI, (level, ground rep)."""
+    """The rows every member of a group is released with: per row, per QI, (level, ground rep). A
+    matched pair with a column whose values never meet (a height-0 hierarchy) cannot be one released
+    row: both are dropped, like rows without a partner."""
     hs = sat.hierarchies
+    tables = [node_ncp(h) for h in hs]
     counts = [int(sat.row_ptr[e + 1] - sat.row_ptr[e]) for e in members]
     order = [members[i] for i in sorted(range(len(members)), key=lambda i: (counts[i], members[i]))]
     first = sat.codes[sat.row_ptr[order[0]]:sat.row_ptr[order[0] + 1]]
     consensus = [[(0, int(c)) for c in row] for row in first]
     for e in order[1:]:
         theirs = sat.codes[sat.row_ptr[e]:sat.row_ptr[e + 1]]
-        cost = np.array([[_row_cost(hs, row, mine) for mine in theirs] for row in consensus])
-        consensus = [[(_lca(h, lv, rep, int(u)), rep) for h, (lv, rep), u in zip(hs, consensus[i], theirs[j],
-                                                                                  strict=True)]
-                     for i, j in _assign(cost.reshape(len(consensus), len(theirs)))]
+        cost = np.array([[_row_cost(hs, tables, row, mine) for mine in theirs] for row in consensus])
+        merged = [[(_lca(h, lv, rep, int(u)), rep) for h, (lv, rep), u in zip(hs, consensus[i], theirs[j],
+                                                                              strict=True)]
+                  for i, j in _assign(cost.reshape(len(consensus), len(theirs)))]
+        consensus = [row for row in merged if all(lv <= h.height for h, (lv, _) in zip(hs, row, strict=True))]
     return consensus
 
 

@@ -114,10 +114,12 @@ def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None
     return StudyRelease(base, tables, suppressed)
 
 
-def study_signatures(tables: dict[str, pd.DataFrame], data: SequentialData) -> pd.Series:
+def study_signatures(tables: dict[str, pd.DataFrame], data: SequentialData,
+                     merged: pd.DataFrame | None = None) -> pd.Series:
     """Per released entity (by pseudonym), one text for all it shows: its QIs, its history over all
-    event tables (visits in rank order, events in position order) and its rows of every satellite."""
-    merged = merged_from_tables(tables, data)
+    event tables (visits in rank order, events in position order; ``merged``: that stream, when the
+    caller has it already) and its rows of every satellite."""
+    merged = merged_from_tables(tables, data) if merged is None else merged
     text = signatures(tables[data.name], merged, data.entity_id, data.qi, VISIT, WHEN, EVENT)
     for sat in data.satellites:
         rows = tables[sat.name].astype(str)
@@ -157,10 +159,10 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
 
     def verify(paths):
         read = {name: pd.read_csv(paths[file], dtype=str, keep_default_na=False) for name, file in names.items()}
-        sig = study_signatures(read, data)
+        merged = merged_from_tables(read, data)
+        sig = study_signatures(read, data, merged)
         shared = sig.map(sig.value_counts())
         smallest = int(shared.min()) if len(shared) else 0
-        merged = merged_from_tables(read, data)
         identifiers = {c for roles in data.column_roles.values() for c, role in roles.items() if role == IDENTIFIER}
         kept = [c for c, role in data.column_roles[data.name].items() if role == KEPT]
         present = {c for frame in read.values() for c in frame.columns}

@@ -77,9 +77,10 @@ def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
     data = dataset(sample)
     if sample == STUDY:
         release = anonymize_study(data, k, relational_only=relational_only)
-        signature = study_signatures(release.tables, data)
+        events = merged_from_tables(release.tables, data)
+        signature = study_signatures(release.tables, data, events)
         shared = int(signature.map(signature.value_counts()).min())
-        shown = Shown(release.base, release.tables[data.name], merged_from_tables(release.tables, data),
+        shown = Shown(release.base, release.tables[data.name], events,
                       {s.name: release.tables[s.name] for s in data.satellites})
     else:
         base = anonymize_sequential(data, k, relational_only=relational_only)

@@ -123,6 +123,14 @@ class Hierarchy:
         extra = (MISSING,) * self.height + (top,) if self.height else (MISSING,)
         return Hierarchy(self.attribute, (*self.rows, extra), self.level_names)
 
+    def tree_order(self) -> np.ndarray:
+        """Each ground value's position when the ground is sorted by its ancestors from the top down
+        (siblings next to each other, so |position difference| / (n − 1) <= NCP of the two's ancestor)."""
+        order = np.lexsort(self.codes[::-1])  # lexsort's last key is the primary one: the top level
+        position = np.empty(len(order), dtype=np.int64)
+        position[order] = np.arange(len(order))
+        return position
+
     def lca_levels(self) -> np.ndarray:
         """(n_ground × n_ground) matrix: the level of the lowest common ancestor of two ground values.
 

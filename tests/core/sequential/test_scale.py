@@ -26,7 +26,7 @@ from microrelease.core.sequential.cost import (
     time_span,
 )
 from microrelease.core.sequential.group_loss import LossModel
-from microrelease.core.sequential.grouping import group_entities, tree_order
+from microrelease.core.sequential.grouping import group_entities
 from microrelease.core.sequential.grouping_kernels import build_tree, forget, nearest
 from microrelease.core.sequential.model import load_sequential
 
@@ -255,7 +255,7 @@ def test_sketched_grouping_is_within_3_percent_of_comparing_everyone(k):
 
 def test_tree_order_positions_bound_the_ncp():
     for h in (CODES, AGE, SEX):
-        position, ncp = tree_order(h), ncp_matrix(h)
+        position, ncp = h.tree_order(), ncp_matrix(h)
         gap = np.abs(position[:, None] - position[None, :]) / (len(h.ground) - 1)
         assert (gap <= ncp + 1e-12).all()
 

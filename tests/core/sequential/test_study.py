@@ -278,3 +278,16 @@ def test_integers_beyond_2_53_do_not_silently_mix_with_decimal_times(tmp_path):
     exact = raw["prescriptions"].assign(date=[str(1_700_000_000_000_000_014 + i) for i in range(len(raw["prescriptions"]))])
     data = load_study(study, {**raw, "diagnoses": big, "prescriptions": exact})  # integers only: exact
     assert data.times.dtype == np.int64 and int(data.times.max()) > 2**60
+
+
+def test_satellite_values_that_never_meet_are_dropped_not_released_as_one_row():
+    """A height-0 hierarchy has no common value for two different ground values: such a matched pair
+    cannot be one released row (it would need a level above the top), so both rows are suppressed."""
+    from microrelease.core.lattice.hierarchies import Hierarchy
+    from microrelease.core.sequential.satellites import encode_satellite, group_rows
+
+    flat = Hierarchy("plan", (("A",), ("B",)))
+    rows = pd.DataFrame({"plan": ["A", "B", "A", "A"]})
+    sat = encode_satellite("plans", rows, np.array([0, 1, 2, 2]), 3, ["plan"], [flat])
+    assert group_rows(sat, [0, 1]) == []  # A against B: nothing in common
+    assert group_rows(sat, [0, 2]) == [[(0, 0)]]  # A against A: kept as is
