@@ -19,6 +19,7 @@ import panel as pn
 import param
 
 from microrelease.app.explorer.details import NodeDetails
+from microrelease.app.explorer.k_map import PopulationTable
 from microrelease.app.explorer.sidebar import QUESTION, Sidebar
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.explorer.summary import Summary
@@ -68,10 +69,10 @@ class Dashboard(pn.viewable.Viewer):
     explorer = param.ClassSelector(class_=Explorer)
     tab = param.Selector(default=OPENING_TAB, objects=[t.name for t in TABS])
 
-    def __init__(self, dataset: Dataset | None = None, **params):
+    def __init__(self, dataset: Dataset | None = None, population: PopulationTable | None = None, **params):
         super().__init__(**params)
-        if self.explorer is None:
-            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else 5)
+        if self.explorer is None:  # ``population``: k-map's table for ``dataset`` (a sample may know its own)
+            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else 5, population=population)
         if dataset is not None:
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:
@@ -138,9 +139,10 @@ class Dashboard(pn.viewable.Viewer):
         )
 
 
-def create_app(sample: str = "adult", dataset: Dataset | None = None) -> pn.viewable.Viewable:
+def create_app(sample: str = "adult", dataset: Dataset | None = None,
+               population: PopulationTable | None = None) -> pn.viewable.Viewable:
     """A fresh app (fresh state) for one browser session."""
-    return Dashboard(sample=sample, dataset=dataset).__panel__()
+    return Dashboard(sample=sample, dataset=dataset, population=population).__panel__()
 
 
 def _explorer(dataset: Dataset, k: int, max_sup: int, policy: str) -> Explorer:

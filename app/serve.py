@@ -156,9 +156,9 @@ def quiet_when_a_page_left(loop, context: dict) -> None:
 
 
 def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", dataset: Dataset | None = None,
-          show: bool = False, allowed_hosts: Sequence[str] = ()):
+          show: bool = False, allowed_hosts: Sequence[str] = (), population=None):
     """Serve the app (one fresh Dashboard per session) to the Host names ``served_hosts`` lists; prints the
-    URL; blocks until stopped."""
+    URL; blocks until stopped. ``population``: a PopulationTable for k-map (microrelease.app.explorer.k_map)."""
     # No pn.extension() here: outside a notebook it renders CDN resources and flips Panel's global
     # resource mode, and later dynamic components then link their CSS from the CDN.
     # Panel links the CSS of components re-rendered outside a request (watchers, threads) to its
@@ -180,7 +180,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     # What is loaded by now lives as long as the server: out of the collector's sight, a full collection
     # takes ~10 ms instead of ~120 ms on adult, a pause a k change would otherwise wait on now and then.
     gc.freeze()
-    server = pn.serve(lambda: create_app(sample, dataset), show=show, **serve_options(host, port))
+    server = pn.serve(lambda: create_app(sample, dataset, population), show=show, **serve_options(host, port))
     admit_only(server, hosts)
     server.io_loop.asyncio_loop.set_exception_handler(quiet_when_a_page_left)
     server.start()

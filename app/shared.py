@@ -170,10 +170,15 @@ def _kernels(family: str) -> list[tuple[object, int]]:
         from microrelease.core.micro.mdav_kernels import mdav
 
         return [(mdav, 1)]
-    if family == "quality":  # the share mass the Loss policy reads
+    if family == "quality":  # what the quality policies (Loss, entropy, KL) read, with and without models
         from microrelease.core.lattice.quality_kernels import inner_quality
+        from microrelease.core.models.quality_kernels import inner_model_quality
 
-        return [(inner_quality, 1)]
+        return [(inner_quality, 1), (inner_model_quality, 1)]
+    if family == "k-map":  # the joint roll-up of sample and population, and its quality for one K
+        from microrelease.core.risk.k_map_kernels import inner_joint_profile, inner_k_map_quality
+
+        return [(inner_joint_profile, 1), (inner_k_map_quality, 1)]
     if family == "uniqueness":
         from microrelease.core.risk.histograms import node_totals, snb_classes, zayatz_sums
         from microrelease.core.risk.uniqueness_kernels import pitman_fit, snb_solve
@@ -183,7 +188,7 @@ def _kernels(family: str) -> list[tuple[object, int]]:
 
 
 def kernel_strategy(family: str) -> str:
-    """``"numba"`` when the ``family`` of kernels ("lattice", "models", "mdav", "quality", "uniqueness") runs without
+    """``"numba"`` when the ``family`` of kernels ("lattice", "models", "mdav", "quality", "k-map", "uniqueness") runs without
     compiling, else ``"numpy"`` (the same results, without seconds of compiling first)."""
     return "numba" if all(_ready(k, n) for k, n in _kernels(family)) else "numpy"
 
@@ -197,6 +202,7 @@ def compile_kernels() -> None:
     from microrelease.core.micro.microaggregation import mdav_groups
     from microrelease.core.models.profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
+    from microrelease.core.risk.k_map import code_population, joint_profile
     from microrelease.core.risk.uniqueness import uniqueness_by_node
 
     table = pd.DataFrame({"zip": ["1", "2", "1", "2"], "secret": ["a", "b", "b", "a"]})
@@ -204,8 +210,11 @@ def compile_kernels() -> None:
                         sensitive=["secret"])
     build_profile(tiny, strategy="numba")
     profile = build_profile(tiny, strategy="numba", quality=True)
-    build_model_profile(tiny, *prepare_models(tiny, "secret", {"t_closeness": "0.5"}), strategy="numba")
+    for quality in (False, True):
+        build_model_profile(tiny, *prepare_models(tiny, "secret", {"t_closeness": "0.5"}), strategy="numba",
+                            quality=quality)
     mdav_groups(np.arange(8.0).reshape(4, 2), 2)
+    joint_profile(tiny, code_population(table, tiny), strategy="numba").profile(1, quality=True)
     for fraction in (0.1, 0.5):  # Pitman below Dankar's 10 % cut, Zayatz and SNB above it
         uniqueness_by_node(profile.offsets, profile.sizes, profile.counts, fraction, strategy="numba")
 

@@ -13,6 +13,8 @@ from microrelease.app.cli.options import (
     add_table_options,
     port_number,
 )
+from microrelease.core import DataError, Dataset, MicroreleaseError, load_sample, read_table
+from microrelease.core.risk.k_map import code_population
 
 NAME = "app"
 HELP = "serve the dashboard (opens on the bundled adult sample)"
@@ -26,11 +28,13 @@ class AppRequest:
     port: int
     show: bool
     allowed_hosts: tuple[str, ...]  # Host names answered besides the listening address (and loopback)
+    population: str | None = None  # a population table for k-map (a bundled sample may know its own)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AppRequest:
         table = TableRequest.from_args(args) if (args.data or args.qi) else None
-        return cls(table, args.sample or "adult", args.host, args.port, args.show, tuple(args.allow_host))
+        return cls(table, args.sample or "adult", args.host, args.port, args.show, tuple(args.allow_host),
+                   args.population)
 
 
 Request = AppRequest  # what main() parses the Namespace into, once
@@ -46,6 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also answer requests for this host name (repeatable), e.g. the name others type or a proxy "
                         "sends; without :PORT any port. Other names get 403 (DNS rebinding)")
     p.add_argument("--show", action="store_true", help="open a browser")
+    p.add_argument("--population", metavar="FILE",
+                   help="CSV of the population the data was drawn from (same QI columns; it contains the data): "
+                        "enables k-map in the sidebar (adult-sample knows its own)")
 
 
 def run(request: AppRequest) -> int:
@@ -53,6 +60,21 @@ def run(request: AppRequest) -> int:
 
     served_hosts(request.host, request.port, request.allowed_hosts)  # a bad --allow-host before the data loads
     dataset = load(request.table) if request.table else None
+    population = given_population(request.population, dataset or load_sample(request.sample))
     serve(host=request.host, port=request.port, sample=request.sample, dataset=dataset, show=request.show,
-          allowed_hosts=request.allowed_hosts)
+          allowed_hosts=request.allowed_hosts, population=population)
     return 0
+
+
+def given_population(path: str | None, dataset: Dataset):
+    """The --population table, read and checked against ``dataset`` before serving (refused naming the flag)."""
+    if path is None:
+        return None
+    from microrelease.app.explorer.k_map import PopulationTable
+
+    try:
+        table = read_table(path, sep=None)
+    except MicroreleaseError as exc:
+        raise DataError(str(exc), parameter="population") from None
+    code_population(table, dataset, source=path)  # a missing column or value, or a smaller population
+    return PopulationTable(table, path)

@@ -37,6 +37,7 @@ FLAGS = {
     "max_risk": "--max-risk",
     "max_records_at_risk": "--max-records-at-risk",
     "max_uniqueness": "--max-uniqueness",
+    "k_map": "--k-map",
     # privacy models on the sensitive attribute
     "l_diversity": "--l-diversity",
     "t_closeness": "--t-closeness",

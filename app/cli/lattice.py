@@ -100,10 +100,10 @@ def read_rows(request: LatticeRequest) -> Rows:
 
 def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
     """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
+    quality = POLICIES[request.query.policy].quality  # ARX's quality models read the quality profile too
     if rows.models:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:
             return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, strategy=request.strategy,
-                                       progress=bar)
-    quality = POLICIES[request.query.policy].quality  # ARX's quality models read the share mass too
+                                       progress=bar, quality=quality)
     with progress_bar("lattice profile", request.quiet) as bar:
         return build_profile(rows.dataset, strategy=request.strategy, progress=bar, quality=quality)

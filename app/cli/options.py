@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from microrelease.app.cli.flags import FLAGS
-from microrelease.core import POLICIES, MicroreleaseError
+from microrelease.core import POLICIES, InvalidParameterError, MicroreleaseError
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.engines import ENGINES, output_format
 from microrelease.core.lattice.profile import STRATEGIES as PROFILE_STRATEGIES
@@ -319,3 +319,43 @@ class OutputRequest:
         if sep is not None and parquet and output_format(args.out) == "parquet":  # no separator to set
             raise MicroreleaseError(f"{FLAGS['out_sep']} applies to a CSV output, not to the Parquet file {args.out}")
         return cls(args.out, "," if sep is None else sep, args.force, args.escape_formulas, args.json)
+
+
+# --- k-map against a population table (search, release) --------------------------------------------
+
+
+def add_k_map_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("k-map against a population table (El Emam & Dankar)")
+    g.add_argument("--k-map", type=int, metavar="K",
+                   help="every released class has >= K records in the population table (needs --population)")
+    g.add_argument("--population", metavar="FILE",
+                   help="CSV of the population the data was drawn from (same QI columns; it contains the data)")
+
+
+@dataclass(frozen=True)
+class KMapRequest:
+    k: int
+    population: str
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> KMapRequest | None:
+        """None without either flag; one without the other, K below 1, or k-map beside l-diversity or
+        t-closeness, is refused naming the flag."""
+        k, population = args.k_map, args.population
+        if k is not None and population is None and getattr(args, "sample", None):
+            chosen = sample(args.sample).population_path  # a bundled sample may know its population
+            population = str(chosen) if chosen else None
+        if k is None and population is None:
+            return None
+        if population is None:
+            raise MicroreleaseError(f"{FLAGS['k_map']} needs {FLAGS['population']} FILE (the population table)")
+        if k is None:
+            raise MicroreleaseError(f"{FLAGS['population']} needs {FLAGS['k_map']} K (the population records "
+                                    "each released class needs)")
+        if k < 1:
+            raise InvalidParameterError(f"must be an integer >= 1. Got {k!r} instead.", parameter="k_map")
+        if getattr(args, "l_diversity", None) or getattr(args, "t_closeness", None):
+            raise MicroreleaseError(f"{FLAGS['k_map']} cannot be combined with {FLAGS['l_diversity']} / "
+                                    f"{FLAGS['t_closeness']} in one run (the k-map roll-up carries no sensitive "
+                                    "values)")
+        return cls(k, population)

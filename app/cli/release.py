@@ -8,10 +8,18 @@ from dataclasses import dataclass
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
-from microrelease.app.cli.options import OutputRequest, add_output_options, non_negative, split
+from microrelease.app.cli.options import (
+    KMapRequest,
+    OutputRequest,
+    add_k_map_options,
+    add_output_options,
+    non_negative,
+    split,
+)
 from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import MicroreleaseError, query
+from microrelease.app.cli.search import k_map_model
+from microrelease.core import POLICIES, MicroreleaseError, query
 from microrelease.core.lattice.release import NodeRelease
 from microrelease.core.release import file_target
 from microrelease.core.validation import parse_max_sup
@@ -26,11 +34,13 @@ class ReleaseRequest(LatticeRequest):
     output: OutputRequest
     list_suppressed: int
     sampling_fraction: float | None  # the data's share of its population: the report adds the population's risk
+    k_map: KMapRequest | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
         return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args, parquet=True),
-                                 list_suppressed=args.list_suppressed, sampling_fraction=args.sampling_fraction)
+                                 list_suppressed=args.list_suppressed, sampling_fraction=args.sampling_fraction,
+                                 k_map=KMapRequest.from_args(args))
 
 
 def _node(text: str | None) -> tuple[int, ...] | None:
@@ -47,6 +57,7 @@ Request = ReleaseRequest  # what main() parses the Namespace into, once
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_lattice_options(p)
+    add_k_map_options(p)
     p.add_argument("--node", help="release this node (levels in --qi order), instead of the policy's choice")
     add_output_options(p, out_help="output .csv or .parquet; the report goes to OUT.report.json, a page a person "
                                    "reads (and prints) to OUT.report.html")
@@ -61,21 +72,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(request: ReleaseRequest) -> int:
     table, output = request.table, request.output
     attributes = [*table.qi, *table.sensitive]
-    protected = protected_paths(table.inputs, table.hierarchy_dir, attributes)
+    protected = protected_paths([*table.inputs, request.k_map.population if request.k_map else None],
+                                table.hierarchy_dir, attributes)
     file_target(output.path, protected=protected, force=output.force)  # refused before any work, not after
     refuse_hierarchy_names(output.path, table.hierarchy_dir, attributes)
     rows = read_rows(request)
     k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
     criteria = request.query.criteria
+    k_map, joint = k_map_model(rows, request.k_map, request.quiet) if request.k_map else (None, None)
     if request.node is not None:
         spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models,
-                           criteria=criteria)
+                           criteria=criteria, k_map=k_map)
     else:
-        answer = query(build(rows, request), k, max_sup, criteria)
+        profile = joint.profile(k_map.k, quality=POLICIES[policy].quality) if k_map else build(rows, request)
+        answer = query(profile, k, max_sup, criteria)
         node = answer.preferred(policy, weights).vector
         spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive_frequency, rows.models, f"policy {policy}",
-                           policy, weights, criteria)
+                           policy, weights, criteria, k_map)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
         published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,
                                protected=protected, list_classes=request.list_suppressed, progress=bar,

@@ -9,9 +9,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
-from microrelease.core import POLICIES, query
+from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, build, read_rows
+from microrelease.app.cli.options import KMapRequest, add_k_map_options
+from microrelease.app.cli.progress import progress_bar
+from microrelease.core import POLICIES, DataError, MicroreleaseError, query, read_table
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
+from microrelease.core.lattice.profile import LatticeProfile
+from microrelease.core.risk.k_map import KMap, code_population, joint_profile
 
 NAME = "search"
 HELP = "k-minimal generalizations, Find_vector and the preferred node"
@@ -22,10 +26,28 @@ KMIN_FIELDS = ("vector", "height", "suppressed", "accuracy", "completeness", "di
 @dataclass(frozen=True)
 class SearchRequest(LatticeRequest):
     json: bool
+    k_map: KMapRequest | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SearchRequest:
-        return super().from_args(args, json=args.json)
+        return super().from_args(args, json=args.json, k_map=KMapRequest.from_args(args))
+
+
+def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool) -> tuple[KMap, object]:
+    """The k-map model on the population table, and the joint roll-up of sample and population."""
+    try:
+        table = read_table(k_map.population, sep=None)
+    except MicroreleaseError as exc:
+        raise DataError(str(exc), parameter="population") from None
+    population = code_population(table, rows.dataset, source=k_map.population)
+    with progress_bar("joint roll-up of sample and population (k-map)", quiet) as bar:
+        joint = joint_profile(rows.dataset, population, progress=bar)
+    return KMap(k_map.k, population), joint
+
+
+def k_map_profile(rows: Rows, request: LatticeRequest, k_map: KMapRequest) -> tuple[LatticeProfile, KMap]:
+    model, joint = k_map_model(rows, k_map, request.quiet)
+    return joint.profile(model.k, quality=POLICIES[request.query.policy].quality), model
 
 
 Request = SearchRequest  # what main() parses the Namespace into, once
@@ -33,13 +55,14 @@ Request = SearchRequest  # what main() parses the Namespace into, once
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_lattice_options(p)
+    add_k_map_options(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(request: SearchRequest) -> int:
     started = time.perf_counter()
     rows = read_rows(request)
-    profile = build(rows, request)
+    profile, k_map = k_map_profile(rows, request, request.k_map) if request.k_map else (build(rows, request), None)
     dataset, policy, weights = rows.dataset, request.query.policy, dict(request.query.weights)
     answer = query(profile, request.query.k, request.query.max_sup, request.query.criteria)
     preferred = answer.preferred(policy, weights)
@@ -62,6 +85,8 @@ def run(request: SearchRequest) -> int:
         **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
         **({"risk_criteria": [c.describe() for c in answer.criteria]} if answer.criteria else {}),
+        **({"k_map": {"criterion": k_map.describe(), "k": k_map.k, "population": request.k_map.population,
+                      "population_rows": k_map.population.n_rows}} if k_map else {}),
         "find_vector": named(answer.find_vector().to_dict()),
         "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
@@ -79,6 +104,9 @@ def run(request: SearchRequest) -> int:
     print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {profile.lattice.size} "
           f"nodes (heights {list(profile.lattice.heights)}) profiled in {seconds:.2f} s")
     print(f"k = {answer.k}, MaxSup = {answer.max_sup} rows")
+    if k_map:
+        print(f"{k_map.describe()} against the population {request.k_map.population} "
+              f"({k_map.population.n_rows:,} rows)")
     fv = result["find_vector"]
     print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"
           f"\n  = {describe_vector(hierarchies, fv['vector'])}")

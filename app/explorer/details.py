@@ -70,6 +70,15 @@ def quality_table(quality: dict) -> str:
                       *rows]) + note
 
 
+def k_map_line(k_map, population: int | None, name: str) -> str:
+    """Under k-map: the population records of the node's smallest released class ('' otherwise)."""
+    if k_map is None:
+        return ""
+    size = "none released" if not population else f"<span id='sel-population'>{population:,}</span> records"
+    return (f"  \n{k_map.describe()}: smallest released class in the population {shown(name)} "
+            f"({k_map.population.n_rows:,} rows): {size}")
+
+
 def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray) -> hv.Spikes:
     """Classes per class size, released ones and suppressed ones (smaller than k) in their colours."""
     fate = np.where(released, "released", "suppressed")
@@ -138,6 +147,7 @@ class NodeDetails(pn.viewable.Viewer):
             f"suppressed rows: <span id='sel-suppressed'>{r.suppressed}</span> · released {e.dataset.n_rows - r.suppressed}"
             f" of {e.dataset.n_rows} · **highest re-identification risk "
             f"{'—' if not r.max_risk else f'{r.max_risk:.3f} (1 in {r.smallest_class})'}**"
+            + k_map_line(e.applied_k_map, e.smallest_released_population(e.selected), e.population_name)
             + (f"  \nShowing the first {PREVIEW_ROWS} rows." if len(gt.released) > PREVIEW_ROWS else "")
             + "\n\n" + figures_table(e.figures(e.selected))
             + "\n\n" + risk_table(e.risk(e.selected), e.risk_threshold, e.sampling_fraction)

@@ -84,6 +84,12 @@ class Sidebar(pn.viewable.Viewer):
                                               ("max_uniqueness", 0.005), ("sampling_fraction", 0.05))}
         self.model_progress = pn.indicators.Progress(value=0, max=100, width=280, visible=False,
                                                      css_classes=["model-progress"])
+        self.cancel = pn.widgets.Button(label="Cancel", visible=False, css_classes=["model-cancel"])
+        self.cancel.on_click(lambda _: e.cancel_profile())
+        # k-map against a population table: enabled only when the dataset's population is known
+        self.k_map = CheckedIntInput(label=e.param.k_map.label, value=e.k_map, start=0, css_classes=["k-map"],
+                                     description=e.param.k_map.doc)
+        self.k_map_note = pn.pane.Markdown(css_classes=["k-map-note"], sizing_mode="stretch_width")
         self.expand.on_click(lambda _: e.expand_selected())
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
         self._check(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
@@ -93,6 +99,9 @@ class Sidebar(pn.viewable.Viewer):
                           *((box, name) for name, box in self.risk_boxes.items())):
             self._check(box, name, lambda name=name: getattr(e, name), lambda v, name=name: setattr(e, name, v))
             e.param.watch(lambda ev, box=box: self._set(box, ev.new), [name])
+        self._check(self.k_map, "k-map K", lambda: e.k_map, lambda v: setattr(e, "k_map", v))
+        e.param.watch(lambda ev: self._set(self.k_map, ev.new), ["k_map"])
+        e.param.watch(self._show_population, ["population_name"])
         e.param.watch(lambda ev: self._set(self.k_input, ev.new), ["k"])
         e.param.watch(lambda ev: self._show_max_sup(ev.new), ["max_sup"])
         e.param.watch(self._bounds, ["k", "max_sup"], what="bounds")
@@ -103,7 +112,8 @@ class Sidebar(pn.viewable.Viewer):
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
             self.policy, self.weights,
             "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
-            self.t_value, self.ground, self.model_progress,
+            self.t_value, self.ground,
+            "#### k-map (a population table)", self.k_map, self.k_map_note, self.model_progress, self.cancel,
             "#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
             css_classes=["sidebar-question"])
         self.lattice_view = pn.Column(
@@ -115,6 +125,7 @@ class Sidebar(pn.viewable.Viewer):
             "3 Explore, 4 Decide and Teaching.", css_classes=["sidebar-note"], visible=False)
         self._bounds()
         self._rebuild()
+        self._show_population()
 
     # --- the question's number boxes: bounds checked on the server, with a message -------------------
     def _check(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
@@ -162,7 +173,15 @@ class Sidebar(pn.viewable.Viewer):
     def _show_model_progress(self, *_) -> None:
         e = self.state
         self.model_progress.value = int(100 * e.model_progress)
-        self.model_progress.visible = bool(e.model_running)
+        self.model_progress.visible = self.cancel.visible = bool(e.model_running)
+
+    def _show_population(self, *_) -> None:
+        name = self.state.population_name
+        self.k_map.disabled = not name
+        self.k_map_note.object = (
+            f"Each released class needs K records in the population {shown(name)} (k still applies to the sample)."
+            if name else "Needs a population table: the adult-sample sample, or `microrelease app DATA ... "
+                         "--population FILE`.")
 
     def _rebuild(self, *_) -> None:
         e = self.state

@@ -16,6 +16,13 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.app.explorer.k_map import (
+    WITH_MODELS,
+    KMapSteps,
+    PopulationTable,
+    k_map_release,
+    population_for,
+)
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
     POLICIES,
@@ -52,7 +59,7 @@ def spec_number(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-class Explorer(param.Parameterized):
+class Explorer(KMapSteps, param.Parameterized):
     """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
 
     k = param.Integer(default=2, bounds=(1, None), doc="every released QI combination has >= k rows")
@@ -78,6 +85,11 @@ class Explorer(param.Parameterized):
     max_uniqueness = param.Number(default=0.0, bounds=(0, 1), label="population uniques at most (0 = off)")
     sampling_fraction = param.Number(default=0.1, bounds=(0, 1), inclusive_bounds=(False, True),
                                      label="the data's share of the population")
+    # k-map against a population table (microrelease.app.explorer.k_map); 0 = off
+    k_map = param.Integer(default=0, bounds=(0, None), label="k-map K (0 = off)",
+                          doc="every released class has >= K records in the population table")
+    population_name = param.String(default="", precedence=-1,
+                                   doc="the population table k-map reads ('' = none known: k-map is off)")
 
     dataset = param.ClassSelector(class_=Dataset, allow_None=True, precedence=-1)
     profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
@@ -91,9 +103,17 @@ class Explorer(param.Parameterized):
     model_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1,
                                   doc="fraction of that profile built")
 
-    def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, **params):
+    def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, *,
+                 population: PopulationTable | None = None, **params):
         super().__init__(**params)
         self._loading = False
+        # k-map: the population given to the dashboard (a bundled sample knows its own), the one of the
+        # dataset loaded, its joint roll-up with the dataset once built, and the KMap in force (or None)
+        self.given_population = population
+        self._population: PopulationTable | None = None
+        self.joint = None  # KMapProfile
+        self._joint_running = False
+        self.applied_k_map = None  # KMap
         # The sensitive frequency and the (rebuilt) privacy models the current profile was built
         # with: release(), explain() and the export use these very objects (None / () without models).
         self.applied_frequency: SensitiveFrequency | None = None
@@ -129,7 +149,10 @@ class Explorer(param.Parameterized):
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
                 self.dataset, self.profile = dataset, profile
-                self.applied_frequency, self.applied_models = None, ()
+                self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
+                self._population, self.joint = population_for(dataset, self.given_population), None
+                self.population_name = self._population.name if self._population is not None else ""
+                self.k_map = 0
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
                 self.param.sensitive_attribute.objects = ["", *others]
@@ -158,10 +181,17 @@ class Explorer(param.Parameterized):
 
     def _with_quality(self) -> None:
         """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
-        (about twice the plain profile's time; the privacy models' profile has none: Loss then says so)."""
-        if POLICIES[self.policy].quality and self.profile is self.plain_profile and self.profile.quality is None:
+        (a few times the plain profile's time). Under privacy models the models' profile is rebuilt
+        with it (off the page, as any model profile); under k-map the K in force is rolled up again."""
+        if not POLICIES[self.policy].quality or self.profile.quality is not None:
+            return
+        if self.profile is self.plain_profile:
             self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("quality"),
                                                               quality=True)
+        elif self.applied_models and not self.model_running:
+            self._apply_models()
+        elif self.applied_k_map is not None and self.joint is not None:
+            self._use_k_map()
 
     def model_specs(self) -> dict[str, str]:
         """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
@@ -175,23 +205,30 @@ class Explorer(param.Parameterized):
             specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
         return specs
 
-    @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", watch=True)
+    @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
     def _apply_models(self) -> None:
         if self.dataset is None or self._loading:
             return
-        self._stop_models()
         specs = self.model_specs()
+        if self.k_map > 0 and not specs:
+            return self._apply_k_map()
+        self._stop_models()
+        if self.k_map > 0:
+            self._use_models((None, ()), self.plain_profile, WITH_MODELS)
+            return
         if not specs or not self.sensitive_attribute:
             self._use_models((None, ()), self.plain_profile,
                              "" if not specs else "Choose a sensitive attribute for the models.")
             return
         dataset, attribute = self.dataset, self.sensitive_attribute
+        quality = POLICIES[self.policy].quality  # the quality policies read share mass under models too
 
         def work(report, should_stop):
             try:
                 applied = prepare_models(dataset, attribute, specs)
-                return applied, build_model_profile(dataset, *applied, strategy=kernel_strategy("models"),
-                                                    progress=report, should_stop=should_stop)
+                return applied, build_model_profile(dataset, *applied, progress=report, should_stop=should_stop,
+                                                    strategy=kernel_strategy("quality" if quality else "models"),
+                                                    quality=quality)
             except Cancelled:
                 raise
             except MicroreleaseError as exc:  # a model that does not fit the attribute: said on the page
@@ -207,6 +244,7 @@ class Explorer(param.Parameterized):
     def _stop_models(self) -> None:
         """Drop the model profile being built, if any (its result would answer an old question)."""
         self._models.stop()
+        self._joint_running = False
         if self.model_running:
             self.param.update(model_running=False, model_progress=0.0)
 
@@ -223,6 +261,7 @@ class Explorer(param.Parameterized):
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.applied_frequency, self.applied_models = applied
+            self.applied_k_map = None
             self.profile, self.selected = profile, None
             self.answer, self.preferred, self.message = answer, preferred, message or note
 
@@ -351,6 +390,8 @@ class Explorer(param.Parameterized):
     def release(self, node: int | None = None) -> GeneralizedTable:
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
         node = self.selected if node is None else node
+        if self.applied_k_map is not None:
+            return k_map_release(self.dataset, self.lattice.node(node), self.k, self.applied_k_map)
         return generalize(self.dataset, self.lattice.node(node), self.k, sensitive_frequency=self.applied_frequency,
                           models=self.applied_models)
 

@@ -22,7 +22,7 @@ LISTED = 40  # k-minimal vectors named in the unfolded table; more are counted
 
 def summary_text(e: Explorer) -> str:
     """Markdown for the page, with stable element ids the browser tests read:
-    #k, #max-sup, #n-kmin, #kmin (space-separated vectors), #preferred (a vector) and #models."""
+    #k, #max-sup, #n-kmin, #kmin (space-separated vectors), #preferred (a vector) and #models (k-map: 'K-map')."""
     if e.answer is None:
         return "No data loaded."
     kmin = e.k_minimal_vectors()
@@ -33,7 +33,11 @@ def summary_text(e: Explorer) -> str:
         vector = list(e.lattice.node(e.preferred))
         pref = f"<span id='preferred'>{vector}</span> = {shown(describe_vector(hierarchies, vector))}"
     models = ""
-    if e.profile.models:
+    if e.applied_k_map is not None:
+        population = e.applied_k_map.population
+        models = (f" · models: <span id='models'>{e.applied_k_map.describe()}</span> against the population "
+                  f"{shown(e.population_name)} ({population.n_rows:,} rows)")
+    elif e.profile.models:
         described = ", ".join(m.describe() for m in e.profile.models)
         models = f" · models: <span id='models'>{shown(described)}</span> on {shown(e.sensitive_attribute)}"
     head = (

@@ -17,10 +17,16 @@ class Sample:
     qi: tuple[str, ...]
     sensitive: tuple[str, ...]
     description: str
+    folder_name: str = ""  # the folder of its file and hierarchies, if not its name
+    population: str = ""  # a population table it was drawn from (a file of the folder), for k-map
 
     @property
     def folder(self) -> Path:
-        return Path(str(resources.files("microrelease.sample_data").joinpath(self.name)))
+        return Path(str(resources.files("microrelease.sample_data").joinpath(self.folder_name or self.name)))
+
+    @property
+    def population_path(self) -> Path | None:
+        return self.folder / self.population if self.population else None
 
     @property
     def path(self) -> Path:
@@ -37,6 +43,12 @@ SAMPLES: dict[str, Sample] = {
             ("salary-class",), "UCI Adult census extract (30,162 rows)",
         ),
         Sample("toy", "test.csv", ("age", "gender", "zipcode"), (), "ARX's 7-row toy table"),
+        Sample(
+            "adult-sample", "adult-sample.csv",
+            ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"),
+            ("salary-class",), "a seeded 10 % sample of adult (3,016 rows); its population is the whole adult table",
+            folder_name="adult", population="adult.csv",
+        ),
     )
 }
 

@@ -85,7 +85,7 @@ class LatticeProfile:
     failing_sq: np.ndarray | None = None  # Σ size² of those failing classes (DM*, in quality.py)
     models: tuple = ()
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
-    quality: object = None  # the quality models' share mass (quality.Quality), when built with quality=True
+    quality: object = None  # what the quality models read (quality_profile.Quality), when built with quality=True
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def monotone(self, max_sup: int) -> bool:
@@ -233,7 +233,7 @@ def profile_frequency_set(
             f"strategy={strategy!r} needs the QIs' codes to pack into {_KEY_BITS} bits; use 'direct'"
         )
     if quality:
-        from microrelease.core.lattice.quality import build_quality
+        from microrelease.core.lattice.quality_profile import build_quality
 
         return build_quality(freq, hierarchies, lattice, spec, strategy, progress=progress, should_stop=should_stop,
                              workers=workers, memory_budget=memory_budget)

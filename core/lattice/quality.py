@@ -13,101 +13,88 @@ of them were suppressed):
 - **Height**: Σ d_i;
 - **Discernibility** (DM): Σ released class sizes² + S · n; **DM*** (monotone): Σ over all classes,
   suppressed ones included, of size²;
-- **AECS** (average equivalence class size): n / (released classes + 1 if any row is suppressed).
+- **AECS** (average equivalence class size): n / (released classes + 1 if any row is suppressed);
+- **Non-uniform entropy** (Gionis & Tassa; ARX's non-monotonic ``MetricMDNUNMEntropyPrecomputed``, summed
+  over QIs): per QI, −Σ over ground values v of a_v log2(a_v / b_v) over all n rows (a_v: rows holding v,
+  b_v: rows holding v's generalization at d_i), plus, for the suppressed rows, S log2 S − Σ_u a_u log2 a_u
+  (a_u: suppressed rows whose generalized value is u): their entropy once replaced by ``*``;
+- **KL divergence** (Machanavajjhala et al.; ARX's ``MetricSDNMKLDivergence``), in bits: summed over the
+  *rows* r, as ARX sums, of p(x_r) log2(p(x_r) / q(x_r)), with p(x) = c_x / n the share of rows holding
+  ground tuple x, and q spreading a released class C uniformly over its area (the ground tuples its values
+  cover, ∏ leaves_i): q = |C| / n / area(C); a suppressed row's q = S / n / ∏ |D_i|.
 
-Every figure is lower-is-better. Loss needs more than the class sizes: the profile's *share mass*
-(per class size, per QI: Σ over the rows of classes of that size of share_i; see
-:mod:`~microrelease.core.lattice.quality_kernels`), so that the rows suppressed for any k give their
-share back with one prefix sum.
+The rows a node suppresses are those of its classes smaller than k and, with privacy models (l-diversity,
+t-closeness), of the classes failing them. Every figure is lower-is-better. Loss, non-uniform entropy and KL
+read more than the class sizes: the quality profile (:mod:`~microrelease.core.lattice.quality_profile`)
+keeps, per class size, the sums they need, so that the rows suppressed for any k give theirs back with one
+prefix sum, and every node is scored at once.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.lattice.profile import LatticeProfile
+from microrelease.core.lattice.quality_profile import conditional_entropy, leaves_table, share_tables, xlog2x
 
 
-def share_tables(hierarchies: tuple[Hierarchy, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Flat per-QI, per-level tables of share_i (ground values under a node / |D_i|):
-    ``flat[off[i, level] + code]``."""
-    depth = max(h.height for h in hierarchies) + 1
-    off = np.zeros((len(hierarchies), depth), dtype=np.int64)
-    parts, pos = [], 0
-    for i, h in enumerate(hierarchies):
-        for level in range(h.height + 1):
-            off[i, level] = pos
-            under = np.bincount(h.codes[level], minlength=h.level_size(level)) / len(h.ground)
-            parts.append(under)
-            pos += len(under)
-    return np.concatenate(parts), off
-
-
-def node_share_mass(freq, hierarchies: tuple[Hierarchy, ...], node) -> tuple[np.ndarray, np.ndarray]:
-    """One node's class sizes and each class's share mass per QI (classes × QIs), by grouping the
-    frequency set anew (the direct path, and the oracle of the compiled roll-up)."""
-    sizes, tuple_class = class_sizes(freq, hierarchies, node)
-    levels = generalize_codes(hierarchies, freq.codes, node)
-    flat, off = share_tables(hierarchies)
-    mass = np.zeros((len(sizes), len(hierarchies)))
-    for i, d in enumerate(node):
-        np.add.at(mass[:, i], tuple_class, freq.counts * flat[off[i, d] + levels[:, i]])
-    return sizes, mass
-
-
-@dataclass(frozen=True, eq=False)
-class Quality:
-    """What the quality models read besides the class sizes: per histogram pair of the profile, the
-    share mass of each QI (pairs × QIs), and |D_i| per QI."""
-
-    mass: np.ndarray
-    domain: np.ndarray
-
-    def __post_init__(self) -> None:
-        self.mass.setflags(write=False)
-
-    @cached_property
-    def cumulative(self) -> np.ndarray:
-        """Running sums of the mass over the pairs (one row more, zeros first): the same for every k,
-        so a query for k costs two gathers."""
-        cum = np.zeros((len(self.mass) + 1, self.mass.shape[1]))
-        np.cumsum(self.mass, axis=0, out=cum[1:])
-        return cum
-
-
-def _masses(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per node and QI: the share mass of all rows, and of the rows suppressed for k (prefix sums
-    over each node's pairs, sizes ascending, as :meth:`LatticeProfile.stats` sums rows)."""
+def _released(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per node: the first pair kept for k, the running sums over the released pairs (nodes × columns of
+    :attr:`Quality.cumulative`) and over the pairs suppressed for k (prefix sums over each node's pairs,
+    sizes ascending, as :meth:`LatticeProfile.stats` sums rows)."""
     q = profile.quality
     if q is None:
         raise InvalidParameterError("the quality models need a profile built with quality=True", parameter="policy")
-    if profile.models:
-        raise InvalidParameterError("the quality models do not yet take privacy models beyond k-anonymity "
-                                    "(their failing classes carry no share mass)", parameter="policy")
     cum = q.cumulative
     start, end = profile.offsets[:-1], profile.offsets[1:]
     composite = profile._prefix[0]
     n_nodes = len(start)
     first_kept = np.searchsorted(composite, (np.arange(n_nodes, dtype=np.int64) * (profile.n_rows + 1) + k)
                                  .astype(composite.dtype))
-    return cum[end] - cum[start], cum[first_kept] - cum[start]
+    return first_kept, cum[end] - cum[first_kept], cum[first_kept] - cum[start]
 
 
 def loss(profile: LatticeProfile, k: int, suppressed: np.ndarray) -> np.ndarray:
     """ARX's Loss of every node (see the module docstring); ``suppressed``: rows per node."""
-    total, small = _masses(profile, k)
+    _, released, _ = _released(profile, k)
     n, dom = profile.n_rows, profile.quality.domain.astype(float)
     floor = n / dom
-    per_qi = (total - small + suppressed[:, None] - floor) / np.where(n - floor > 0, n - floor, 1.0)
+    per_qi = (released[:, :len(dom)] + suppressed[:, None] - floor) / np.where(n - floor > 0, n - floor, 1.0)
     return np.prod(1.0 + per_qi, axis=1) ** (1.0 / per_qi.shape[1]) - 1.0
+
+
+def non_uniform_entropy(profile: LatticeProfile, k: int, suppressed: np.ndarray) -> np.ndarray:
+    """ARX's non-uniform entropy of every node (see the module docstring)."""
+    q = profile.quality
+    first_kept, _, _ = _released(profile, k)
+    start = profile.offsets[:-1]
+    entropy_col = len(q.domain) + 2
+    # the suppressed rows' Σ a log2 a: the last pair suppressed for k, or the failing classes alone
+    last = np.where(first_kept > start, q.pairs[np.maximum(first_kept - 1, 0), entropy_col], q.failing[:, 1])
+    grid = profile.lattice.grid
+    generalization = q.conditional[np.arange(grid.shape[1]), grid].sum(axis=1)
+    return generalization + grid.shape[1] * xlog2x(suppressed) - last
+
+
+def kl_divergence(profile: LatticeProfile, k: int, suppressed: np.ndarray) -> np.ndarray:
+    """ARX's KL divergence of every node, in bits (see the module docstring)."""
+    q = profile.quality
+    _, released, small = _released(profile, k)
+    m, n = len(q.domain), profile.n_rows
+    if not n:
+        return np.zeros(len(suppressed))
+    square, square_area, square_log_size = released[:, m], released[:, m + 1], released[:, m + 2]
+    released_term = square_log_size - np.log2(n) * square - square_area
+    square_suppressed = small[:, m] + q.failing[:, 0]
+    log_max_area = np.log2(q.domain.astype(float)).sum()
+    outliers = np.where(suppressed > 0, np.log2(np.maximum(suppressed, 1) / n) - log_max_area, 0.0)
+    return (q.tuples - released_term - square_suppressed * outliers) / n
 
 
 def precision(profile: LatticeProfile, suppressed: np.ndarray) -> np.ndarray:
@@ -160,40 +147,12 @@ QUALITY_MODELS: dict[str, QualityModel] = {
         QualityModel("dm-star", "Discernibility DM* (monotone)", "sum of every class size²",
                      lambda p, k: all_classes_sq(p)),
         QualityModel("aecs", "AECS", "rows / (released classes + 1 if any row is suppressed)", _aecs),
+        QualityModel("nu-entropy", "Non-uniform entropy (ARX)", "bits lost per QI value, summed over QIs",
+                     lambda p, k: non_uniform_entropy(p, k, _suppressed(p, k)), needs_mass=True),
+        QualityModel("kl-divergence", "KL divergence (ARX)", "bits between the input's and the release's "
+                     "tuple distributions", lambda p, k: kl_divergence(p, k, _suppressed(p, k)), needs_mass=True),
     )
 }
-
-
-def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strategy: str, **walk) -> LatticeProfile:
-    """The profile with its share mass (see :func:`~microrelease.core.lattice.profile.profile_frequency_set`):
-    compiled with ``numba``, else node by node from the frequency set (``direct``; also the oracle)."""
-    from microrelease.core.lattice.profile import assemble_profile, roll_up
-
-    flat, off = share_tables(hierarchies)
-    domain = np.array([len(h.ground) for h in hierarchies], dtype=np.int64)
-    if strategy == "numba":
-        from microrelease.core.lattice.quality_kernels import inner_quality
-        from microrelease.core.lattice.rollup_kernels import roll_once
-
-        def inner(*args):
-            return inner_quality(*args, spec.shifts, spec.masks, flat, off)
-
-        pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), inner, roll_once,
-                         with_start=True, **walk)
-    else:
-        pieces = []
-        for i, node in enumerate(lattice):
-            sizes, mass = node_share_mass(freq, hierarchies, node)
-            s, which, c = np.unique(sizes, return_inverse=True, return_counts=True)
-            per_size = np.zeros((len(s), len(hierarchies)))
-            np.add.at(per_size, which.reshape(-1), mass)
-            pieces.append((np.array([i]), np.array([0, len(s)]), s.astype(np.int64), c.astype(np.int64), per_size))
-    profile = assemble_profile(lattice, freq.n_rows, pieces, f"{strategy} with quality")
-    mass = np.empty((len(profile.sizes), len(hierarchies)))
-    for ids, seg, _, _, piece_mass in pieces:
-        dest = np.repeat(profile.offsets[ids] - seg[:-1], np.diff(seg)) + np.arange(seg[-1])
-        mass[dest] = piece_mass
-    return dataclasses.replace(profile, quality=Quality(mass, domain), _stats_cache={})
 
 
 def optimum(answer, name: str) -> tuple[int, int]:
@@ -217,10 +176,11 @@ def optimum(answer, name: str) -> tuple[int, int]:
 
 
 def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, class_levels: np.ndarray,
-                 suppressed: np.ndarray, n_rows: int) -> dict[str, float]:
+                 suppressed: np.ndarray, n_rows: int, freq=None) -> dict[str, float]:
     """Every quality model of one node from its classes (``class_levels``: level codes, classes ×
     QIs; ``suppressed``: which classes are removed, for k or a privacy model), by the formulas of the
-    module docstring: what a release's report gives."""
+    module docstring: what a release's report gives. Non-uniform entropy and KL divergence also read the
+    frequency set ``freq`` the classes were grouped from (given: they are added)."""
     flat, off = share_tables(hierarchies)
     removed = int(sizes[suppressed].sum())
     kept = ~suppressed
@@ -231,11 +191,27 @@ def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, cl
         per_qi.append((mass + removed - floor) / (n_rows - floor) if n_rows - floor > 0 else 0.0)
         precisions.append(((n_rows - removed) * (d / h.height if h.height else 0.0) + removed) / n_rows)
     released = sizes[kept]
-    return {"loss": float(np.prod(1 + np.array(per_qi)) ** (1 / len(per_qi)) - 1),
-            "precision": float(np.mean(precisions)), "height": float(sum(node)),
-            "discernibility": float((released.astype(float) ** 2).sum() + removed * n_rows),
-            "dm-star": float((sizes.astype(float) ** 2).sum()),
-            "aecs": n_rows / max(len(released) + (1 if removed else 0), 1)}
+    figures = {"loss": float(np.prod(1 + np.array(per_qi)) ** (1 / len(per_qi)) - 1),
+               "precision": float(np.mean(precisions)), "height": float(sum(node)),
+               "discernibility": float((released.astype(float) ** 2).sum() + removed * n_rows),
+               "dm-star": float((sizes.astype(float) ** 2).sum()),
+               "aecs": n_rows / max(len(released) + (1 if removed else 0), 1)}
+    if freq is None or not n_rows:
+        return figures
+    entropy = conditional_entropy(freq, hierarchies)[np.arange(len(node)), list(node)].sum()
+    for i, h in enumerate(hierarchies):
+        values = np.bincount(class_levels[suppressed, i], weights=sizes[suppressed], minlength=len(h.ground))
+        entropy += float(xlog2x(removed)) - xlog2x(values).sum()
+    _, tuple_class = class_sizes(freq, hierarchies, node)
+    leaves = leaves_table(hierarchies, flat, off)
+    log_area = sum(leaves[off[i, d] + class_levels[:, i]] for i, d in enumerate(node))
+    log_max_area = np.log2(np.array([len(h.ground) for h in hierarchies], dtype=float)).sum()
+    out = suppressed[tuple_class]
+    c = freq.counts.astype(float)
+    log_q = np.where(out, np.log2(max(removed, 1) / n_rows) - log_max_area,
+                     np.log2(sizes[tuple_class] / n_rows) - log_area[tuple_class])
+    kl = float((c * (c / n_rows) * (np.log2(c / n_rows) - log_q)).sum())
+    return figures | {"nu-entropy": float(entropy), "kl-divergence": kl}
 
 
 def policy_score(name: str):
@@ -243,10 +219,6 @@ def policy_score(name: str):
     figures were answered from (built with ``quality=True``)."""
     def score(lattice, stats, candidates, weights):
         profile = stats.source
-        if profile is not None and profile.models and name == "loss":
-            raise InvalidParameterError(f"the policy {name!r} does not yet take privacy models beyond k-anonymity "
-                                        "(l-diversity, t-closeness): their failing classes carry no share mass",
-                                        parameter="policy")
         if profile is None or getattr(profile, "quality", None) is None and QUALITY_MODELS[name].needs_mass:
             raise InvalidParameterError(f"the policy {name!r} needs a lattice profile built with quality=True",
                                         parameter="policy")

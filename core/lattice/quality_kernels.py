@@ -1,10 +1,17 @@
 """Compiled roll-up of the quality profile (:mod:`microrelease.core.lattice.quality`).
 
-The walk of :mod:`~microrelease.core.lattice.rollup_kernels` visits every node with its classes; here
-each class also adds, per QI, its *share mass*: its row count times the share of the QI's ground
-domain under the class's generalized value (read from its key at the QI's level). The masses are
-summed per distinct class size, beside the node's class-size histogram, so that a query for any k
-sums the masses of the classes smaller than k with a prefix sum, as the profile sums their rows.
+The walk of :mod:`~microrelease.core.lattice.rollup_kernels` visits every node with its classes. A
+class carries two counts: its rows c and Σ c_x² over the ground tuples x it holds (the KL divergence
+weighs each row by its tuple's frequency). At each node, :func:`node_quality` adds, per distinct size
+of the passing classes (beside the class-size histogram), what the quality models read:
+
+- per QI, the *share mass*: Σ c · share_i (the share of QI i's ground domain under the class's value);
+- Σ c_x², and Σ c_x² · Σ_i log2(leaves_i) (the class's area in ground values, for KL);
+- the running Σ_u a_u log2 a_u, summed over QIs, where a_u counts the rows of generalized value u among
+  the classes failing a privacy model and the passing classes of this size or smaller: the entropy of
+  the rows a query for any k suppresses (ARX's non-uniform entropy), read with one gather.
+
+The classes failing a privacy model give, per node, their Σ c_x² and that entropy sum (``node_q``).
 """
 
 from __future__ import annotations
@@ -27,51 +34,142 @@ from microrelease.core.lattice.rollup_kernels import (
 
 
 @nb.njit(cache=True, nogil=True)
-def _grown(rows, need, m):
+def _grown(rows, need, width):
     cap = max(16, len(rows))
     while cap < need:
         cap *= 2
-    out = np.empty((cap, m))
+    out = np.empty((cap, width))
     out[:len(rows)] = rows
     return out
 
 
 @nb.njit(cache=True, nogil=True)
-def inner_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
-                  all_shifts, all_masks, share_flat, share_off):
-    """As :func:`~microrelease.core.lattice.rollup_kernels.inner_profile`, plus per histogram pair the
-    share mass of each QI (pairs × QIs). QIs [0, p) are walked, the others stay at ``outer_levels``;
-    ``share_flat[share_off[a, level] + code]`` is QI a's share at that level."""
-    walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
-    cnt_buf, nlen = classes(walk)
-    keys_buf, vec = walk[10], walk[6]
-    p, m = len(heights), len(all_shifts)
-    buffers = histogram_buffers(len(base_keys))
-    out = start_histograms(lattice_size(heights))
-    mass = np.empty((16, m))
-    used = 0
+def _xlog2x(x, table):
+    """x log2 x for a whole number x: read from ``table`` (x log2 x for 0..len - 1) when it holds it."""
+    i = np.int64(x)
+    if i < len(table):
+        return table[i]
+    return x * np.log2(x)
+
+
+@nb.njit(cache=True, nogil=True)
+def _add_entropy(key, rows, all_shifts, all_masks, value_count, value_off, xlog_table):
+    """Add a class's rows to the per-value counts; returns the change of Σ a log2 a over QIs."""
+    delta = 0.0
+    for a in range(len(all_shifts)):
+        j = value_off[a] + ((key >> all_shifts[a]) & all_masks[a])
+        old = value_count[j]
+        value_count[j] = old + rows
+        delta += _xlog2x(old + rows, xlog_table) - _xlog2x(old, xlog_table)
+    return delta
+
+
+@nb.njit(cache=True, nogil=True)
+def node_quality(keys, rows, squares, n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat, share_off,
+                 leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited):
+    """Write one node's quality figures: ``pair_q[used + j]`` for its j-th passing size (columns: m share
+    masses, Σ c_x², Σ c_x² log2 area, running entropy sum) and ``node_q[visited]`` for its failing classes
+    (Σ c_x², entropy sum). ``rows``/``squares``: each class's rows and Σ c_x²; ``ok``: passes every model;
+    ``sizes``/``freq``: the passing classes' histogram; ``value_count`` (all zero, left all zero): scratch per
+    QI value, ``value_off[a]`` its QI's start; ``xlog_table``: x log2 x for small whole x."""
+    m = len(all_shifts)
+    pair_q[used:used + len(sizes)] = 0.0
+    entropy = 0.0
+    fail_sq = 0.0
+    n_ok = 0
+    for i in range(n):
+        if ok[i]:
+            n_ok += 1
+            continue
+        if rows[i] == 0:  # a class of the population alone (k-map): none of the data's rows
+            continue
+        fail_sq += squares[i]
+        entropy += _add_entropy(keys[i], rows[i], all_shifts, all_masks, value_count, value_off, xlog_table)
+    node_q[visited, 0] = fail_sq
+    node_q[visited, 1] = entropy
+    # the passing classes by size, in one counting pass over the histogram (sizes ascending)
+    start = np.empty(len(sizes) + 1, np.int64)
+    start[0] = 0
+    for j in range(len(sizes)):
+        start[j + 1] = start[j] + freq[j]
+    fill = start[:-1].copy()
+    order = np.empty(n_ok, np.int64)
+    for i in range(n):
+        if ok[i]:
+            j = np.searchsorted(sizes, np.int64(round(rows[i])))
+            order[fill[j]] = i
+            fill[j] += 1
+    m2 = m + 2
+    for pair in range(len(sizes)):
+        row = used + pair
+        for t in range(start[pair], start[pair + 1]):
+            i = order[t]
+            c = rows[i]
+            key = keys[i]
+            area = 0.0
+            for a in range(m):
+                at = share_off[a, levels[a]] + ((key >> all_shifts[a]) & all_masks[a])
+                pair_q[row, a] += c * share_flat[at]
+                area += leaves_flat[at]
+            pair_q[row, m] += squares[i]
+            pair_q[row, m + 1] += squares[i] * area
+            entropy += _add_entropy(key, c, all_shifts, all_masks, value_count, value_off, xlog_table)
+        pair_q[row, m2] = entropy
+    for i in range(n):
+        if rows[i] != 0:
+            for a in range(m):
+                value_count[value_off[a] + ((keys[i] >> all_shifts[a]) & all_masks[a])] = 0.0
+
+
+@nb.njit(cache=True, nogil=True)
+def start_quality(heights, outer_levels, m, value_off):
+    """Buffers of a quality kernel: the node's levels (the walked QIs are filled per node), the scratch
+    per QI value, room for the pairs' and the nodes' figures."""
+    p = len(heights)
     levels = np.empty(m, np.int64)
     for a in range(p, m):
         levels[a] = outer_levels[a - p]
+    value_count = np.zeros(value_off[-1])
+    n_nodes = lattice_size(heights)
+    return levels, value_count, np.empty((16, m + 3)), np.zeros((n_nodes, 2))
+
+
+@nb.njit(cache=True, nogil=True)
+def inner_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
+                  all_shifts, all_masks, share_flat, share_off, leaves_flat, value_off, xlog_table):
+    """As :func:`~microrelease.core.lattice.rollup_kernels.inner_profile`, plus the quality figures of
+    :func:`node_quality` (every class passes). ``base_counts``: rows and Σ c_x² per class (float, 2
+    columns). QIs [0, p) are walked, the others stay at ``outer_levels``; ``share_flat[share_off[a, level]
+    + code]`` is QI a's share at that level and ``leaves_flat`` (same layout) log2 of its ground values."""
+    walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
+    cnt_buf, nlen = classes(walk)
+    keys_buf, vec = walk[10], walk[6]
+    m = len(all_shifts)
+    buffers = histogram_buffers(len(base_keys))
+    out = start_histograms(lattice_size(heights))
+    levels, value_count, pair_q, node_q = start_quality(heights, outer_levels, m, value_off)
+    width = max(len(base_keys), 1)
+    sizes_now = np.empty(width, np.int64)
+    ok = np.ones(width, np.bool_)
+    used = 0
+    visited = 0
     while True:
         d = next_node(walk)
         if d < 0:
             break
         n = nlen[d]
-        sizes, freq = histogram(cnt_buf[d], n, buffers)
-        for a in range(p):
-            levels[a] = vec[a]
-        if used + len(sizes) > len(mass):
-            mass = _grown(mass[:used], used + len(sizes), m)
-        mass[used:used + len(sizes)] = 0.0
+        cnt = cnt_buf[d]
         for i in range(n):
-            c = cnt_buf[d, i]
-            key = keys_buf[d, i]
-            j = used + np.searchsorted(sizes, c)
-            for a in range(m):
-                code = (key >> all_shifts[a]) & all_masks[a]
-                mass[j, a] += c * share_flat[share_off[a, levels[a]] + code]
+            sizes_now[i] = np.int64(round(cnt[i, 0]))
+        sizes, freq = histogram(sizes_now, n, buffers)
+        for a in range(len(heights)):
+            levels[a] = vec[a]
+        if used + len(sizes) > len(pair_q):
+            pair_q = _grown(pair_q[:used], used + len(sizes), m + 3)
+        node_quality(keys_buf[d], cnt[:, 0], cnt[:, 1], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
+                     share_off, leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited)
         used += len(sizes)
+        visited += 1
         out = append_histogram(out, node_id(walk), sizes, freq)
     order, seg, sizes_out, counts_out = finish_histograms(out)
-    return order, seg, sizes_out, counts_out, mass[:used].copy()
+    return order, seg, sizes_out, counts_out, pair_q[:used].copy(), node_q

@@ -107,9 +107,10 @@ class NodeSuppression:
 
 
 def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sensitive_frequency=None,
-                     models: Sequence = ()) -> NodeSuppression:
+                     models: Sequence = (), k_map=None) -> NodeSuppression:
     """The classes of ``node`` and the ones minimal required suppression removes for ``k`` and the
-    privacy ``models`` on ``sensitive_frequency`` (a SensitiveFrequency of the same table)."""
+    privacy ``models`` on ``sensitive_frequency`` (a SensitiveFrequency of the same table); ``k_map``
+    (a :class:`~microrelease.core.risk.k_map.KMap`): classes with fewer population records fail too."""
     freq, hierarchies = data.frequency, data.hierarchies
     sizes, tuple_class = class_sizes(freq, hierarchies, node)
     first = np.zeros(len(sizes), dtype=np.int64)
@@ -123,6 +124,8 @@ def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sens
         counts = sensitive_frequency.class_counts(tuple_class[freq.row_tuple], len(sizes))
         for model in models:
             failing[model.describe()] = ~model.passes(counts, sensitive_frequency.table_counts)
+    if k_map is not None:
+        failing[k_map.describe()] = ~k_map.passes(k_map.population.class_sizes(freq.codes[first], node))
     passing = np.ones(len(sizes), dtype=bool)
     for fails in failing.values():
         passing &= ~fails
@@ -183,6 +186,7 @@ class NodeRelease:
     policy: str | None = None
     weights: dict | None = None
     criteria: tuple = ()  # risk-based privacy models (microrelease.core.risk.criteria)
+    k_map: object = None  # a KMap against a population table (microrelease.core.risk.k_map)
 
     @property
     def parameters(self) -> dict:
@@ -190,14 +194,14 @@ class NodeRelease:
 
     def suppression(self) -> NodeSuppression:
         return node_suppression(self.data, self.node, self.k, sensitive_frequency=self.sensitive_frequency,
-                                models=self.models)
+                                models=self.models, k_map=self.k_map)
 
     def write(self, out: str | Path, **options) -> Published:
         """Write this release to ``out``; ``options`` as for :func:`write_release` (sep, escape, force,
         protected, engine, progress, should_stop)."""
         return write_release(self.data, self.node, self.k, out, max_sup=self.max_sup,
                              sensitive_frequency=self.sensitive_frequency, models=self.models,
-                             parameters=self.parameters, criteria=self.criteria, **options)
+                             parameters=self.parameters, criteria=self.criteria, k_map=self.k_map, **options)
 
 
 def write_release(
@@ -220,6 +224,7 @@ def write_release(
     should_stop=None,
     criteria: Sequence = (),
     sampling_fraction: float | None = None,
+    k_map=None,
 ) -> Published:
     """Write the release of ``node`` to ``out`` (CSV, or Parquet by suffix) and its report
     (``<stem>.report.json``); see the module docstring.
@@ -231,6 +236,8 @@ def write_release(
     ``protected``: paths that must not be written (hierarchy files); the input is always protected.
     ``list_classes``: list up to that many suppressed classes (generalized values, size, reason) in the
     report; 0 (default) gives their number only, as a listing singles out the input's outliers.
+    ``k_map``: a :class:`~microrelease.core.risk.k_map.KMap`; its failing classes are suppressed too,
+    and the written file's classes are re-counted in its population.
     """
     node = data.lattice.check_node(node)
     k = check_k(k, data.n_rows)
@@ -242,7 +249,8 @@ def write_release(
     target = file_target(out, protected=[*_input_paths(data), *protected], force=force)
     if escape:
         refuse_formula_headers(data.schema.output_columns(list(data.columns)))
-    suppression = node_suppression(data, node, k, sensitive_frequency=sensitive_frequency, models=models)
+    suppression = node_suppression(data, node, k, sensitive_frequency=sensitive_frequency, models=models,
+                                   k_map=k_map)
     counts = suppression.counts(data.n_rows)
     if max_sup is not None and counts["suppressed_rows"] > max_sup:
         raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
@@ -266,17 +274,20 @@ def write_release(
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, k, max_sup, sensitive_frequency, models,
-                                     planned=planned, criteria=criteria, sampling_fraction=sampling_fraction)
+                                     planned=planned, criteria=criteria, sampling_fraction=sampling_fraction,
+                                     k_map=k_map, node=node)
 
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
                                       data.n_rows)
     # DM* sums the suppressed classes' squared sizes: with their count and rows it tells how the input's
-    # outliers cluster, which the report otherwise keeps to a count
+    # outliers cluster, which the report otherwise keeps to a count. The non-uniform entropy and the KL
+    # divergence, which read the suppressed rows' values and tuples, are left out for the same reason.
     del figures["quality"]["dm-star"]
     chosen = POLICIES.get((parameters or {}).get("policy") or "")
-    minimal = minimality(data.lattice, node, max_sup, models, lambda other: _satisfies(
-        node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models), max_sup),
+    minimal = minimality(data.lattice, node, max_sup, (*models, *([k_map] if k_map else [])), lambda other: _satisfies(
+        node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models, k_map=k_map),
+        max_sup),
         by_policy=chosen is not None and chosen.among == "k-minimal")
     body = {
         "kind": "generalization",
@@ -284,7 +295,10 @@ def write_release(
                        "identifiers_dropped": list(data.schema.identifiers),
                        "sensitive": [sensitive_frequency.attribute] if models else list(data.schema.sensitive),
                        "privacy_models": [m.describe() for m in models],
-                       "risk_criteria": [c.describe() for c in criteria], **dict(parameters or {})},
+                       "risk_criteria": [c.describe() for c in criteria], **dict(parameters or {}),
+                       **({"k_map": {"criterion": k_map.describe(), "k": k_map.k,
+                                     "population": {"name": Path(k_map.population.source).name or "<DataFrame>",
+                                                    "rows": k_map.population.n_rows}}} if k_map else {})},
         "node": {"vector": list(node), "levels": describe_levels(h, node),
                  "height": sum(node), "max_height": data.lattice.max_height, "k_minimal": minimal[0],
                  "k_minimal_detail": minimal[1]},
@@ -326,7 +340,7 @@ def _input_name(data) -> str:
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, max_sup, sensitive_frequency,
                           models, planned: list | None = None, criteria: Sequence = (),
-                          sampling_fraction: float | None = None) -> Verified:
+                          sampling_fraction: float | None = None, k_map=None, node=None) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it; the
     class sizes and the risk they carry are reported as counted on the file (``planned``: the
     histogram the release should have, ``[size, classes]`` pairs)."""
@@ -363,6 +377,8 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
         same = figures["classes"]["histogram"] == planned
         checks.append(Check("class sizes", same, f"{len(by_class)} classes, sized as planned" if same
                             else "the classes read back differ from the node's released classes"))
+    if k_map is not None and rows:
+        checks.append(_k_map_check(k_map, node, plan, by_class))
     if models and rows:
         table = classes.pivot_table(index=list(plan.qi), columns=sensitive_frequency.attribute, values=COUNT,
                                     aggfunc="sum", fill_value=0)
@@ -381,3 +397,19 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, k: int, m
     found |= engine.formula_cells(written, others) if others else {}
     verified = with_formula_check(checks, found, plan.escape, columns)
     return Verified(verified.checks, {**verified.facts, **figures})
+
+
+def _k_map_check(k_map, node, plan: ReleasePlan, by_class: pd.Series) -> Check:
+    """Each written class's population records, generalized to the same ``node`` (labelled, and
+    escaped, as the file is), counted anew: at least K each."""
+    population = k_map.population
+    labels = {}
+    for i, (q, h, d) in enumerate(zip(plan.qi, population.hierarchies, node, strict=True)):
+        column = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d][population.codes[:, i]]])
+        labels[q] = (escape_column(column) if plan.escape else column).to_numpy(dtype=object)
+    counted = pd.DataFrame(labels).assign(_n=population.counts).groupby(list(plan.qi), sort=False)["_n"].sum()
+    found = counted.reindex(by_class.index, fill_value=0)
+    short = int((found < k_map.k).sum())
+    return Check(k_map.describe(), short == 0,
+                 f"every one of {len(found)} classes has >= {k_map.k} of the population's {population.n_rows} rows"
+                 if not short else f"{short} classes have fewer than {k_map.k} population rows")

@@ -22,7 +22,7 @@ SCORES = {  # what each policy scores, and the node's value, for the report's "w
     "min-suppression": ("number of suppressed rows", lambda lat, node, fig, w: fig["suppressed"]),
     "weighted": ("weighted relative distance",
                  lambda lat, node, fig, w: float(relative_distance(lat, np.array([node]) * weight_vector(lat, w))[0])),
-    **{name: (q.label, lambda lat, node, fig, w, name=name: fig["quality"].get(name))  # DM*: not published
+    **{name: (q.label, lambda lat, node, fig, w, name=name: fig["quality"].get(name))  # DM*, entropy, KL: unpublished
        for name, q in QUALITY_MODELS.items()},
 }
 

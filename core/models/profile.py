@@ -50,6 +50,7 @@ def build_model_profile(
     should_stop: ShouldStop | None = None,
     workers: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
+    quality: bool = False,
 ) -> LatticeProfile:
     """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
 
@@ -57,8 +58,9 @@ def build_model_profile(
     :func:`~microrelease.core.models.sensitive.prepare_models`).
     ``strategy``: ``"numba"`` (compiled roll-up, the default when the QI codes pack into 62 bits) or
     ``"numpy"`` (the same walk in numpy; the oracle, and the fallback for wider codes).
-    ``progress``, ``should_stop``, ``workers``, ``memory_budget``: as for
-    :func:`~microrelease.core.lattice.profile.build_profile` (cancelling raises :class:`Cancelled`).
+    ``progress``, ``should_stop``, ``workers``, ``memory_budget``, ``quality``: as for
+    :func:`~microrelease.core.lattice.profile.build_profile` (cancelling raises :class:`Cancelled`); with
+    ``quality``, the quality models read the passing classes' figures and the failing classes' too.
     """
     models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
@@ -76,29 +78,64 @@ def build_model_profile(
         from microrelease.core.models.rollup_kernels import KERNEL_KINDS, inner_model_profile
 
         code = _kernel_arrays(models, KERNEL_KINDS)
+        if quality:
+            from microrelease.core.lattice.quality_profile import kernel_tables
+            from microrelease.core.models.quality_kernels import inner_model_quality
 
-        def inner(*walk):
-            return inner_model_profile(*walk, table / table.sum(), *code)
+            tables = kernel_tables(dataset.hierarchies, dataset.n_rows)
+
+            def inner(*walk):
+                return inner_model_quality(*walk, table / table.sum(), *code, spec.shifts, spec.masks, *tables)
+
+            rows = counts.sum(axis=1)
+            counts = np.column_stack((counts, rows ** 2))
+        else:
+            def inner(*walk):
+                return inner_model_profile(*walk, table / table.sum(), *code)
 
         pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts), inner, roll_once,
-                         progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget)
+                         progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
+                         with_start=quality)
         name = "sensitive roll-up (numba)"
     else:
         pieces = model_profile(lattice, dataset.hierarchies, codes, counts, table, models, progress, should_stop)
+        if quality:
+            pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, piece[0])) for piece in pieces]
         name = "sensitive roll-up"
     failing = np.zeros(lattice.size, dtype=np.int64)
     failing_sq = np.zeros(lattice.size, dtype=np.int64)
     failing_by = np.zeros((len(models), lattice.size), dtype=np.int64)
-    for ids, _, _, _, rows, rows_by, squares in pieces:
+    for ids, _, _, _, rows, rows_by, squares, *_ in pieces:
         failing[ids] = rows
         failing_by[:, ids] = rows_by
         failing_sq[ids] = squares
     failing.setflags(write=False)
     failing_sq.setflags(write=False)
     profile = assemble_profile(lattice, int(sensitive_frequency.counts.sum()), pieces, name)
-    return dataclasses.replace(profile, failing_rows=failing, failing_sq=failing_sq, models=models,
-                               failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(models)},
-                               _stats_cache={})
+    profile = dataclasses.replace(profile, failing_rows=failing, failing_sq=failing_sq, models=models,
+                                  failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(models)},
+                                  _stats_cache={})
+    if quality:
+        from microrelease.core.lattice.quality_profile import attach_quality
+
+        profile = attach_quality(profile, dataset.frequency, dataset.hierarchies, pieces)
+    return profile
+
+
+def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, ids) -> tuple:
+    """The quality figures of the nodes ``ids`` (pairs, failing), node by node from the rows: the oracle
+    of the compiled kernel (and the path for QI codes too wide to pack)."""
+    from microrelease.core.lattice.quality_profile import node_quality_arrays
+
+    freq, pairs, failing = dataset.frequency, [], []
+    for i in ids:
+        node = dataset.lattice.node(int(i))
+        sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
+        passing = sensitive_frequency.passing(tuple_class[freq.row_tuple], len(sizes), models)
+        _, _, node_pairs, node_failing = node_quality_arrays(freq, dataset.hierarchies, node, passing)
+        pairs.append(node_pairs)
+        failing.append(node_failing)
+    return np.concatenate(pairs), np.array(failing)
 
 
 def _kernel_arrays(models: Sequence[PrivacyModel], known_kinds: Collection[int]) -> tuple:

@@ -121,8 +121,7 @@ def decision_section(r: Mapping) -> Safe:
                            id="param-max-sup", data_value=max_sup)),
             ("Quasi-identifiers", ", ".join(p["qi"])),
             ("Identifiers dropped", ", ".join(p["identifiers_dropped"]) or "none"),
-            ("Privacy models", (", ".join(p["privacy_models"]) + " on " + ", ".join(p["sensitive"]))
-             if p["privacy_models"] else "none (k-anonymity only)"),
+            ("Privacy models", tag("span", privacy_models(p), id="param-models")),
             ("Chosen by", p.get("chosen_by")),
             ("Policy", f"{p['policy']}: {decision.get('policy_rule', '')}" if p.get("policy") else "none"),
             ]
@@ -130,6 +129,18 @@ def decision_section(r: Mapping) -> Safe:
         rows.append(("Weights", ", ".join(f"{q}: {number(w)}" for q, w in p["weights"].items())))
     return section("decision", "Decision", pairs(rows), tag("p", tag("strong", "Why this node: "), decision.get("why", ""),
                                                           id="why"))
+
+
+def privacy_models(p: Mapping) -> str:
+    """The models the release meets besides k: l-diversity / t-closeness on the sensitive attribute, and
+    k-map against its population table (``parameters.k_map``: criterion, population name and rows)."""
+    parts = [", ".join(p["privacy_models"]) + " on " + ", ".join(p["sensitive"])] if p.get("privacy_models") else []
+    k_map = p.get("k_map")
+    if k_map:
+        population = k_map["population"]
+        parts.append(f"{k_map['criterion']} against the population {population['name']} "
+                     f"({number(population['rows'])} rows)")
+    return "; ".join(parts) or "none (k-anonymity only)"
 
 
 def rows_section(r: Mapping) -> Safe:

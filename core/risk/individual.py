@@ -19,12 +19,12 @@ mu-Argus: a review, PSD 2004, LNCS 3050; Templ, Kowarik and Meindl (2015), sdcMi
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.validation import check_share
 
 _SERIES_BELOW = 1e-4  # 1 - p below this: Taylor series in q = 1 - p, where the closed forms cancel
 
@@ -54,7 +54,7 @@ def individual_risk(frequency, weight_sum=None, *, sampling_fraction: float | No
         raise InvalidParameterError("Give exactly one of 'weight_sum' and 'sampling_fraction'.",
                                     parameter="weight_sum")
     if sampling_fraction is not None:
-        p = np.full(f.shape, _check_fraction(sampling_fraction))
+        p = np.full(f.shape, check_share(sampling_fraction, "sampling_fraction"))
         q = 1 - p
     else:
         F = np.asarray(weight_sum, dtype=float)
@@ -113,7 +113,7 @@ def reidentifications_by_node(offsets, sizes, counts, sampling_fraction: float) 
     """Expected re-identifications of every node (sum over its records of the Benedetti-Franconi risk)
     with a constant sampling fraction, from CSR class-size histograms (as in ``LatticeProfile``)."""
     offsets, sizes, counts = np.asarray(offsets), np.asarray(sizes), np.asarray(counts)
-    fraction = _check_fraction(sampling_fraction)
+    fraction = check_share(sampling_fraction, "sampling_fraction")
     _check_frequency(sizes, "sizes")
     top = int(sizes.max()) if sizes.size else 0
     per_size = benedetti_franconi(np.arange(1, top + 1), fraction, 1 - fraction)  # one value per class size
@@ -129,12 +129,3 @@ def _check_frequency(frequency, name="frequency") -> np.ndarray:
         raise InvalidParameterError(f"The {name!r} parameter must hold class sizes: whole numbers >= 1.",
                                     parameter=name)
     return f.astype(float)
-
-
-def _check_fraction(value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The 'sampling_fraction' parameter must be a real number. Got {value!r} instead.")
-    if not (math.isfinite(value) and 0 < value <= 1):
-        raise InvalidParameterError(f"The 'sampling_fraction' parameter must be in (0, 1]. Got {value!r} instead.",
-                                    parameter="sampling_fraction")
-    return float(value)

@@ -30,7 +30,6 @@ from weights).
 
 from __future__ import annotations
 
-import numbers
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.validation import check_k
+from microrelease.core.validation import check_k, check_share
 
 FIGURES = ("highest", "average", "records_at_risk", "journalist_highest", "journalist_average",
            "journalist_records_at_risk", "marketer")
@@ -63,16 +62,6 @@ class Risk:
     journalist_records_at_risk: float
     marketer: float
     threshold: float
-
-
-def _check_share(value: object, name: str) -> float:
-    """``value`` as a float in (0, 1] (a threshold or sampling fraction)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"The {name!r} parameter must be a real number in (0, 1]. Got {value!r} instead.")
-    if not (0 < value <= 1):  # also refuses NaN
-        raise InvalidParameterError(f"The {name!r} parameter must be in (0, 1]. Got {value!r} instead.",
-                                    parameter=name)
-    return float(value)
 
 
 def _check_sizes(sizes: object) -> np.ndarray:
@@ -121,7 +110,7 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
     InvalidParameterError : a threshold or fraction outside (0, 1], a class size below 1, a
         population class smaller than its sample class, or both population parameters.
     """
-    threshold = _check_share(threshold, "threshold")
+    threshold = check_share(threshold, "threshold")
     f = _check_sizes(sizes)
     if sampling_fraction is not None and population_sizes is not None:
         raise InvalidParameterError("Give either 'sampling_fraction' or 'population_sizes', not both.",
@@ -129,7 +118,7 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
     if population_sizes is not None:
         big_f = _check_population(population_sizes, f)
     elif sampling_fraction is not None:
-        big_f = f / _check_share(sampling_fraction, "sampling_fraction")
+        big_f = f / check_share(sampling_fraction, "sampling_fraction")
     else:
         big_f = f.astype(float)
     n = int(f.sum())
@@ -223,9 +212,9 @@ def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
     the classes.
     """
     k = check_k(k, profile.n_rows)
-    threshold = _check_share(threshold, "threshold")
+    threshold = check_share(threshold, "threshold")
     if sampling_fraction is not None:
-        sampling_fraction = _check_share(sampling_fraction, "sampling_fraction")
+        sampling_fraction = check_share(sampling_fraction, "sampling_fraction")
     n_rows = profile.n_rows
     stats = profile.stats(k)
     released = n_rows - stats.suppressed

@@ -36,7 +36,6 @@ the numpy path, vectorized over the nodes, is kept as its oracle and as the path
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -55,6 +54,7 @@ from microrelease.core.risk.histograms import (
 )
 from microrelease.core.risk.pitman import fit_pitman, fit_pitman_compiled
 from microrelease.core.risk.uniqueness_kernels import snb_solve
+from microrelease.core.validation import check_share
 
 MODELS = ("pitman", "zayatz", "snb", "dankar")
 STRATEGIES = ("numba", "numpy")
@@ -142,7 +142,7 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
-    fraction = _check_fraction(sampling_fraction)
+    fraction = check_share(sampling_fraction, "sampling_fraction")
     if strategy == "numba":
         c1, n, estimate = _compiled(*check_histograms(offsets, sizes, counts), fraction)
     else:
@@ -165,15 +165,6 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(population > 0, uniques / population, 0.0)
     return NodeUniqueness(names, uniques, share, converged, population, c1.astype(np.int64), params)
-
-
-def _check_fraction(value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"The 'sampling_fraction' parameter must be a real number. Got {value!r} instead.")
-    if not (math.isfinite(value) and 0 < value <= 1):
-        raise InvalidParameterError(f"The 'sampling_fraction' parameter must be in (0, 1]. Got {value!r} instead.",
-                                    parameter="sampling_fraction")
-    return float(value)
 
 
 def _zayatz(h: NodeHistograms, fraction, population):

@@ -143,3 +143,21 @@ def test_failing_nodes_are_refused_with_the_reason(adult_t, tmp_path):
     e.selected = e.preferred
     assert not export.csv.disabled and export.state.refusal(e.preferred) == ""
     assert export.state.refusal(None).startswith("Nothing to export")
+
+
+def test_the_export_carries_and_rechecks_the_risk_model_the_lattice_is_coloured_by(adult, adult_profile):
+    """An average-risk limit set in the sidebar is the release's too: named in the report, re-checked on
+    the written file (counted here with pandas), as `release --max-risk` does."""
+    e = Explorer(adult, adult_profile, k=2, max_sup=MAX_SUP)
+    if "max_risk" not in e.param:
+        pytest.skip("no risk models in this Explorer")
+    e.max_risk = 0.1
+    assert not e.message and e.preferred is not None
+    csv, report_bytes, _ = ExportState(explorer=e).files()
+    report = json.loads(report_bytes)
+    assert report["parameters"]["risk_criteria"] == ["average re-identification risk <= 0.1"]
+    assert any("average re-identification risk" in c["check"] and c["passed"] for c in report["verification"])
+    table = read(csv)
+    qi = list(adult.quasi_identifiers)
+    sizes = table.groupby(qi).size()
+    assert len(sizes) / sizes.sum() <= 0.1  # the average prosecutor risk of the written rows

@@ -55,7 +55,7 @@ def test_kernels_run_compiled_once_compiled_and_on_numpy_while_numbas_cache_is_e
     build_profile(load_sample("samarati"), strategy="numba")  # compiled, or loaded from the cache, here
     assert kernel_strategy("lattice") == "numba"
     # A first-ever run: nothing in an empty cache (the check reads numba's index; nothing compiles)
-    families = ("lattice", "models", "mdav", "quality", "uniqueness")
+    families = ("lattice", "models", "mdav", "quality", "k-map", "uniqueness")
     code = f"from microrelease.app.shared import kernel_strategy as s; print(*(s(f) for f in {families}))"
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})

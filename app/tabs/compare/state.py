@@ -6,7 +6,7 @@ pinned node, for the current question: its vector with level names, whether it s
 k-minimal, is preferred; every metric of the core's ``METRICS``; ARX's quality models
 (``QUALITY_MODELS``) the profile can answer; the prosecutor re-identification risk (``node_risk``);
 its class-size histogram; and each QI's distribution before (the input) and after (the released
-rows: minimal required suppression, classes smaller than k, or failing a privacy model, removed).
+rows: minimal required suppression, classes smaller than k, or failing a privacy model or k-map, removed).
 Everything is read from the profile, or from the frequency set (the distributions), never the rows.
 """
 
@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.app.explorer.k_map import k_map_released_tuples
 from microrelease.app.explorer.state import Explorer
 from microrelease.core.data.dataset import Dataset
 from microrelease.core.exceptions import InvalidParameterError
@@ -34,8 +35,10 @@ SUPPRESSED = "(suppressed)"  # the bar of a node's suppressed rows
 MAX_BARS = 24  # bars per release in a distribution: the rest is summed into one bar
 MASS_REASON = ("the profile has no share mass (it is built when a quality policy, e.g. loss, is chosen in the "
                "question)")
-MODELS_REASON = ("privacy models (l-diversity, t-closeness) are applied, and Loss does not yet count the "
-                 "classes failing them")
+MODELS_REASON = ("privacy models (l-diversity, t-closeness) are applied and their profile has no share mass "
+                 "(choosing a quality policy, e.g. loss, rebuilds it with the mass)")
+K_MAP_REASON = ("k-map is applied and its profile for this K has no share mass (choosing a quality policy, e.g. "
+                "loss, rolls it up with the mass)")
 
 
 def add_pin(pins: list[int], node: int, limit: int = MAX_PINS) -> list[int]:
@@ -132,8 +135,9 @@ class CompareState(param.Parameterized):
             for name, model in QUALITY_MODELS.items():
                 try:
                     quality[name] = model.score(e.profile, e.k)
-                except InvalidParameterError:  # Loss without the share mass, or under privacy models
-                    skipped[name] = MODELS_REASON if e.profile.models else MASS_REASON
+                except InvalidParameterError:  # Loss, entropy, KL without the share mass
+                    skipped[name] = (K_MAP_REASON if e.applied_k_map is not None
+                                     else MODELS_REASON if e.profile.models else MASS_REASON)
             risk = node_risk(e.profile, e.k, threshold=RISK_THRESHOLD)
             self._scores = (e.profile, e.k, quality, skipped, risk)
         return self._scores[2], self._scores[3], self._scores[4]
@@ -191,7 +195,8 @@ class CompareState(param.Parameterized):
         groups: list[dict[str, pd.Series]] = [{INPUT: counts} for counts in value_counts(d)]
         for i in self.pins:
             node = e.lattice.node(i)
-            released = released_tuples(d, node, e.k, e.applied_frequency, e.applied_models)
+            released = (k_map_released_tuples(d, node, e.k, e.applied_k_map) if e.applied_k_map is not None
+                        else released_tuples(d, node, e.k, e.applied_frequency, e.applied_models))
             suppressed = int(d.frequency.counts[~released].sum())
             for group, counts in zip(groups, value_counts(d, node, released), strict=True):
                 extra = pd.Series([suppressed], index=[SUPPRESSED]) if suppressed else pd.Series(dtype=np.int64)

@@ -2,8 +2,8 @@
 
 :meth:`ExportState.spec` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
 question, so the file is the release the screen shows: the selected node (as ``--node``), else the
-policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models the current
-profile was computed with. :meth:`files` keeps the bytes of the last write for the current
+policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models (k-map included)
+the current profile was computed with. :meth:`files` keeps the bytes of the last write for the current
 decision (the CSV, its report and the report's page must come from one write: see
 :mod:`microrelease.app.downloads`).
 """
@@ -30,7 +30,8 @@ def decision_key(spec: NodeRelease, escape: bool) -> tuple:
     """What makes two writes the same release (the table and the sensitive frequency by identity)."""
     return (id(spec.data), tuple(spec.node), spec.k, spec.max_sup, id(spec.sensitive_frequency),
             tuple(m.describe() for m in spec.models), spec.chosen_by, spec.policy,
-            tuple(sorted((spec.weights or {}).items())), bool(escape))
+            tuple(sorted((spec.weights or {}).items())), bool(escape), tuple(c.describe() for c in spec.criteria),
+            None if spec.k_map is None else (spec.k_map.describe(), id(spec.k_map.population)))
 
 
 class ExportState(param.Parameterized):
@@ -63,13 +64,17 @@ class ExportState(param.Parameterized):
             raise NoSolutionError("no data loaded: nothing to release")
         node = e.selected if node is None else node
         data, k, max_sup, frequency, models = e.dataset, e.k, e.max_sup, e.applied_frequency, e.applied_models
+        k_map = e.applied_k_map  # the one the screen shows: the writer suppresses and re-checks the same classes
+        criteria = e.criteria()  # the risk-based models the lattice is coloured by: refused, then re-checked
         if node is not None:
-            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, frequency, models)
+            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, frequency, models, criteria=criteria,
+                               k_map=k_map)
         if e.preferred is None:
             raise NoSolutionError(e.message or f"no node satisfies k={k} with MaxSup={max_sup}")
         return NodeRelease(data, e.lattice.node(e.preferred), k, max_sup, frequency, models,
                            f"policy {e.policy}", e.policy,
-                           dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None)
+                           dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None,
+                           criteria=criteria, k_map=k_map)
 
     def refusal(self, node: int | None) -> str:
         """Why ``node`` cannot be exported ('' when it can). From the answer the screen shows; the

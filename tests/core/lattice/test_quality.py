@@ -4,15 +4,15 @@ definitions written here row by row on small random tables (no code of quality.p
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from microrelease.core.data.dataset import load_dataset
 from microrelease.core.data.samples import load_sample
-from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.lattice.profile import build_profile
 from microrelease.core.lattice.quality import QUALITY_MODELS, optimum
 from microrelease.core.lattice.search import query
+
+from quality_definitions import brute_force, random_table
 
 ADULT_QI = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation")
 
@@ -47,38 +47,6 @@ def test_the_compiled_profile_has_the_plain_profile_s_histograms_and_the_direct_
     np.testing.assert_allclose(compiled.quality.mass, direct.quality.mass, rtol=1e-12)
 
 
-def random_table(rng, n):
-    """Three QIs with small hierarchies of different heights (one of height 0)."""
-    ages = [str(a) for a in range(20, 28)]
-    h_age = Hierarchy("age", tuple((a, f"{int(a) // 2 * 2}-{int(a) // 2 * 2 + 1}", f"{int(a) // 4 * 4}+", "*")
-                                   for a in ages))
-    h_sex = Hierarchy("sex", (("F", "*"), ("M", "*"), ("X", "*")))  # X never occurs: |D| counts it
-    h_zip = Hierarchy("zip", (("z1",), ("z2",)))
-    table = pd.DataFrame({"age": rng.choice(ages[:6], n), "sex": rng.choice(["F", "M"], n, p=[0.7, 0.3]),
-                          "zip": rng.choice(["z1", "z2"], n, p=[0.9, 0.1])})
-    return table, (h_age, h_sex, h_zip)
-
-
-def brute_force(table, hierarchies, node, k):
-    """Every model at ``node``, row by row from its definition (issue 17), classes < k suppressed."""
-    gen = pd.DataFrame({h.attribute: h.generalize(table[h.attribute], d) for h, d in zip(hierarchies, node, strict=True)})
-    size = gen.groupby(list(gen.columns))[gen.columns[0]].transform("size").to_numpy()
-    suppressed = size < k
-    n, m, s = len(table), len(hierarchies), int(suppressed.sum())
-    losses, precisions = [], []
-    for h, d in zip(hierarchies, node, strict=True):
-        under = {label: sum(1 for g in h.ground if h.generalize([g], d)[0] == label) for label in set(gen[h.attribute])}
-        share = np.where(suppressed, 1.0, gen[h.attribute].map(under).to_numpy() / len(h.ground))
-        floor = n / len(h.ground)
-        losses.append((share.sum() - floor) / (n - floor))
-        precisions.append(np.where(suppressed, 1.0, d / h.height if h.height else 0.0).mean())
-    sizes = gen.groupby(list(gen.columns)).size().to_numpy()
-    released = sizes[sizes >= k]
-    return {"loss": float(np.prod(1 + np.array(losses)) ** (1 / m) - 1), "precision": float(np.mean(precisions)),
-            "height": float(sum(node)), "discernibility": float((released ** 2).sum() + s * n),
-            "dm-star": float((sizes ** 2).sum()), "aecs": n / (len(released) + (1 if s else 0))}
-
-
 @pytest.mark.parametrize("seed", range(6))
 def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
     rng = np.random.default_rng(seed)
@@ -93,6 +61,32 @@ def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
             expected = brute_force(table, hierarchies, node, k)
             for name, value in expected.items():
                 assert scores[name][i] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, node, k)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_under_l_diversity_every_model_at_every_node_equals_its_definition(seed, tmp_path):
+    """The classes failing distinct l-diversity are suppressed whatever k is; the compiled roll-up and the
+    node-by-node path agree with the definitions."""
+    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.sensitive import prepare_models
+
+    rng = np.random.default_rng(100 + seed)
+    table, hierarchies = random_table(rng, int(rng.integers(8, 60)))
+    table["disease"] = rng.choice(["flu", "cold", "ulcer"], len(table), p=[0.6, 0.3, 0.1])
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False)
+    dataset = load_dataset(path, qi=("age", "sex", "zip"), hierarchies={h.attribute: h for h in hierarchies},
+                           sensitive=("disease",))
+    frequency, models = prepare_models(dataset, "disease", {"l_diversity": "distinct:2"})
+    for strategy in ("numba", "numpy"):
+        profile = build_model_profile(dataset, frequency, models, strategy=strategy, quality=True)
+        for k in (1, 2, 4):
+            scores = {name: q.score(profile, k) for name, q in QUALITY_MODELS.items()}
+            for i, node in enumerate(profile.lattice):
+                expected = brute_force(table[["age", "sex", "zip"]], hierarchies, node, k, fails=lambda gen: (
+                    table["disease"].groupby([gen[c] for c in gen.columns]).transform("nunique").to_numpy() < 2))
+                for name, value in expected.items():
+                    assert scores[name][i] == pytest.approx(value, rel=1e-9, abs=1e-9), (strategy, name, node, k)
 
 
 def test_the_optimum_is_the_best_satisfying_node_and_the_best_k_minimal_one_is_given_too(adult):

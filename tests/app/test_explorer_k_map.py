@@ -1,0 +1,152 @@
+"""k-map in the dashboard's state: enabled by a known population, derived per K from one joint roll-up,
+refused beside l-diversity / t-closeness, and the export writes the release the screen shows. Population
+counts are re-counted here with pandas from the ARX hierarchy files (independent of the core's coding)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("panel")
+
+from microrelease.app.cli import main  # noqa: E402
+from microrelease.app.explorer.k_map import WITH_MODELS  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.tabs.compare.state import CompareState  # noqa: E402
+from microrelease.app.tabs.export.state import ExportState  # noqa: E402
+from microrelease.core import load_sample  # noqa: E402
+from microrelease.core.data.samples import sample  # noqa: E402
+
+QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
+
+
+def _generalized(frame: pd.DataFrame, vector) -> pd.DataFrame:
+    folder = sample("adult-sample").folder
+    out = {}
+    for q, level in zip(QI, vector, strict=True):
+        rows = pd.read_csv(folder / f"adult_hierarchy_{q}.csv", sep=";", header=None, dtype=str, keep_default_na=False)
+        out[q] = frame[q].map(dict(zip(rows[0], rows[level], strict=True)))
+    return pd.DataFrame(out)
+
+
+def _population_counts(vector) -> pd.Series:
+    frame = pd.read_csv(sample("adult-sample").population_path, sep=";", dtype=str, keep_default_na=False)
+    return _generalized(frame, vector).groupby(QI).size()
+
+
+@pytest.fixture(scope="module")
+def explorer() -> Explorer:
+    e = Explorer(load_sample("adult-sample"), k=1)
+    e.k_map = 5  # the joint roll-up is built here and now (no page)
+    return e
+
+
+def test_k_map_is_enabled_by_a_known_population_only():
+    assert Explorer(load_sample("adult-sample")).population_name == "adult.csv"
+    plain = Explorer(load_sample("toy"))
+    assert plain.population_name == ""
+    plain.k_map = 3
+    assert plain.applied_k_map is None and "population" in plain.message and not plain.profile.models
+
+
+def test_the_dashboard_answers_k_map_as_the_command_line_does(explorer, capsys):
+    for k_map, max_sup in ((5, 0), (10, 30)):
+        explorer.k_map, explorer.max_sup = k_map, max_sup
+        assert main(["search", "--sample", "adult-sample", "--k", "1", "--k-map", str(k_map), "--max-sup",
+                     str(max_sup), "--json", "--quiet"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        assert explorer.k_minimal_vectors() == [n["vector"] for n in found["k_minimal"]]
+        assert list(explorer.lattice.node(explorer.preferred)) == found["preferred"]["vector"]
+        assert explorer.applied_k_map.k == k_map and explorer.profile.models == (explorer.applied_k_map,)
+    explorer.k_map, explorer.max_sup = 5, 0
+
+
+def test_a_k_change_recolours_without_a_new_roll_up_and_keeps_the_selection(explorer):
+    joint = explorer.joint
+    explorer.selected = int(explorer.preferred)
+    before = explorer.status().copy()
+    explorer.k_map = 50
+    assert explorer.joint is joint and explorer.selected is not None
+    after = explorer.status()
+    assert (before != after).any()
+    # more population records needed: a node satisfying 50-map satisfies 5-map
+    assert not (explorer.answer.satisfying & (before == 0)).any()
+    explorer.k_map = 5
+
+
+def test_node_details_give_the_smallest_released_class_s_population(explorer):
+    explorer.max_sup = 60
+    try:
+        for node in (int(explorer.preferred), int(np.flatnonzero(explorer.answer.satisfying)[-1])):
+            vector = explorer.lattice.node(node)
+            sizes = explorer.release(node).released.groupby(QI).size()  # generalized already
+            population = _population_counts(vector).reindex(sizes.index)
+            assert (population >= 5).all()
+            want = int(population[sizes == sizes.min()].min())
+            assert explorer.smallest_released_population(node) == want
+    finally:
+        explorer.max_sup = 0
+
+
+def test_k_map_with_l_diversity_is_refused_naming_both_controls():
+    e = Explorer(load_sample("adult-sample"), k=1)
+    e.k_map = 5
+    e.sensitive_attribute, e.l_kind = "salary-class", "distinct"
+    assert e.message == WITH_MODELS and "k-map K" in e.message and "l-diversity" in e.message
+    assert e.applied_k_map is None and e.profile is e.plain_profile
+    e.l_kind = "none"  # the other control let go: k-map applies again
+    assert e.applied_k_map is not None and e.message == ""
+
+
+def test_a_quality_policy_under_k_map_prefers_what_the_command_line_prefers(explorer, capsys):
+    """Choosing Loss rolls the K in force up again with the quality figures; K changes keep them."""
+    explorer.max_sup = 30
+    try:
+        for k_map in (5, 10):
+            explorer.k_map = k_map
+            explorer.policy = "loss"
+            assert explorer.profile.quality is not None and explorer.message == ""
+            assert main(["search", "--sample", "adult-sample", "--k", "1", "--k-map", str(k_map), "--max-sup", "30",
+                         "--policy", "loss", "--json", "--quiet"]) == 0
+            found = json.loads(capsys.readouterr().out)["preferred"]
+            assert list(explorer.lattice.node(explorer.preferred)) == found["vector"]
+    finally:
+        explorer.policy, explorer.max_sup, explorer.k_map = "min-relative", 0, 5
+    assert explorer.message == "" and explorer.preferred is not None
+
+
+def test_the_export_writes_the_k_map_the_screen_shows(explorer, tmp_path):
+    explorer.max_sup = 60
+    try:
+        explorer.selected = None
+        export = ExportState(explorer=explorer)
+        assert export.spec().k_map is explorer.applied_k_map
+        published = export.write(tmp_path / "r.csv")
+        report = json.loads((tmp_path / "r.report.json").read_text())
+        assert report["parameters"]["k_map"]["criterion"] == "5-map"
+        assert report["node"]["vector"] == list(explorer.lattice.node(explorer.preferred))
+        assert published is not None
+        written = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False).groupby(QI).size()
+        population = _population_counts(report["node"]["vector"]).reindex(written.index, fill_value=0)
+        assert (population >= 5).all()
+        assert report["counts"]["suppressed_rows"] == explorer.answer.node(explorer.preferred).suppressed
+    finally:
+        explorer.max_sup = 0
+
+
+def test_compare_distributions_hold_the_rows_k_map_releases(explorer):
+    explorer.max_sup = 60
+    try:
+        s = CompareState(explorer=explorer)
+        node = int(explorer.preferred)
+        s.pins = [node]
+        frame = s.distributions(max_bars=None)["sex"]
+        mine = frame[frame["release"] == s.vector(node)]
+        released = mine.loc[mine["value"] != "(suppressed)", "rows"].sum()
+        assert released == len(explorer.release(node).released)
+        assert explorer.dataset.n_rows - released == explorer.answer.node(node).suppressed
+    finally:
+        explorer.max_sup = 0
