@@ -336,6 +336,7 @@ def add_k_map_options(p: argparse.ArgumentParser) -> None:
 class KMapRequest:
     k: int
     population: str
+    strategy: str = "numba"  # the joint roll-up's (core.risk.k_map.STRATEGIES)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> KMapRequest | None:
@@ -358,4 +359,8 @@ class KMapRequest:
             raise MicroreleaseError(f"{FLAGS['k_map']} cannot be combined with {FLAGS['l_diversity']} / "
                                     f"{FLAGS['t_closeness']} in one run (the k-map roll-up carries no sensitive "
                                     "values)")
-        return cls(k, population)
+        strategy = {"auto": "numba", "numba": "numba", "numpy": "numpy"}.get(getattr(args, "strategy", "auto"))
+        if strategy is None:
+            raise InvalidParameterError(f"{args.strategy!r} is not a strategy of the k-map roll-up; choose auto, "
+                                        "numba or numpy", parameter="strategy")
+        return cls(k, population, strategy)

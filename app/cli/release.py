@@ -80,7 +80,8 @@ def run(request: ReleaseRequest) -> int:
     k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
     criteria = request.query.criteria
-    k_map, joint = k_map_model(rows, request.k_map, request.quiet) if request.k_map else (None, None)
+    k_map, joint = (k_map_model(rows, request.k_map, request.quiet, joint=request.node is None) if request.k_map
+                    else (None, None))
     if request.node is not None:
         spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models,
                            criteria=criteria, k_map=k_map)

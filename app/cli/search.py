@@ -33,16 +33,17 @@ class SearchRequest(LatticeRequest):
         return super().from_args(args, json=args.json, k_map=KMapRequest.from_args(args))
 
 
-def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool) -> tuple[KMap, object]:
-    """The k-map model on the population table, and the joint roll-up of sample and population."""
+def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool, *, joint: bool = True) -> tuple[KMap, object]:
+    """The k-map model on the population table, and (``joint``) the joint roll-up of sample and population."""
     try:
         table = read_table(k_map.population, sep=None)
     except MicroreleaseError as exc:
         raise DataError(str(exc), parameter="population") from None
-    population = code_population(table, rows.dataset, source=k_map.population)
+    model = KMap(k_map.k, code_population(table, rows.dataset, source=k_map.population)).check()
+    if not joint:
+        return model, None
     with progress_bar("joint roll-up of sample and population (k-map)", quiet) as bar:
-        joint = joint_profile(rows.dataset, population, progress=bar)
-    return KMap(k_map.k, population), joint
+        return model, joint_profile(rows.dataset, model.population, strategy=k_map.strategy, progress=bar)
 
 
 def k_map_profile(rows: Rows, request: LatticeRequest, k_map: KMapRequest) -> tuple[LatticeProfile, KMap]:

@@ -21,7 +21,7 @@ from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, Dataset, GeneralizedTable, generalize
 from microrelease.core.data.dataset import read_table
 from microrelease.core.data.samples import SAMPLES
-from microrelease.core.exceptions import Cancelled, MicroreleaseError
+from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.release import node_suppression
 from microrelease.core.risk.k_map import KMap, KMapProfile, code_population, joint_profile
@@ -50,11 +50,14 @@ def _read(path: str) -> PopulationTable:
 
 
 def population_for(dataset: Dataset, given: PopulationTable | None) -> PopulationTable | None:
-    """The population ``dataset`` is a sample of: a bundled sample's own, else ``given`` (None: unknown)."""
+    """The population ``dataset`` is a sample of: the one the user gave (``--population``), else a bundled
+    sample's own (None: unknown). The command line takes the given file first too."""
+    if given is not None:
+        return given
     for s in SAMPLES.values():
         if s.population_path is not None and dataset.source and Path(dataset.source) == s.path:
             return _read(str(s.population_path))
-    return given
+    return None
 
 
 def joint_strategy() -> str:
@@ -143,6 +146,11 @@ class KMapSteps:
     def _use_k_map(self) -> None:
         """The profile of the K in force; the selection stays (a K change only recolours the lattice). A
         quality policy reads the quality figures: one more roll-up for this K."""
+        try:
+            KMap(self.k_map, self.joint.population).check()
+        except InvalidParameterError as exc:  # a K no class can reach: said, and nothing applied
+            self._use_models((None, ()), self.plain_profile, f"k-map not applied: {exc}")
+            return
         profile = self.joint.profile(self.k_map, quality=POLICIES[self.policy].quality)
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):

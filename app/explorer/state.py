@@ -10,19 +10,19 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import fields, replace
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 import param
 
 from microrelease.app.explorer.k_map import (
-    WITH_MODELS,
     KMapSteps,
     PopulationTable,
     k_map_release,
     population_for,
 )
+from microrelease.app.explorer.models import L_DIVERSITY, ModelSteps, spec_number
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
     POLICIES,
@@ -35,13 +35,12 @@ from microrelease.core import (
     generalize,
     query,
 )
-from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
+from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import describe_vector
 from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.lattice.search import FindVectorResult
-from microrelease.core.models.profile import build_model_profile, explain_node
-from microrelease.core.models.registry import spec_parameters
-from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
+from microrelease.core.models.profile import explain_node
+from microrelease.core.models.sensitive import SensitiveFrequency
 from microrelease.core.models.t_closeness import GROUNDS
 from microrelease.core.risk.criteria import PopulationUniqueness, parse_criteria, released_histograms
 from microrelease.core.risk.reidentification import node_risk
@@ -50,16 +49,7 @@ from microrelease.core.risk.uniqueness import uniqueness_by_node
 # Per node, ``status()`` gives an index into STATUS.
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
 VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
-# The l-diversities of the models registry, by the keyword of their text spec ("distinct:L" -> "distinct").
-L_DIVERSITY = {cls.syntax.partition(":")[0]: cls for cls in spec_parameters()["l_diversity"]}
-
-
-def spec_number(x: float) -> str:
-    """A number as a model's text spec takes it (integral values without a decimal point)."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
-
-
-class Explorer(KMapSteps, param.Parameterized):
+class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
 
     k = param.Integer(default=2, bounds=(1, None), doc="every released QI combination has >= k rows")
@@ -172,6 +162,22 @@ class Explorer(KMapSteps, param.Parameterized):
             "max_uniqueness": f"{spec_number(self.max_uniqueness)}:{spec_number(self.sampling_fraction)}"
             if self.max_uniqueness > 0 else None}))
 
+    def unapplied(self) -> str:
+        """Why the lattice does not answer the question the sidebar asks ('' when it does): privacy models
+        or a k-map asked for but not applied (a conflict, a model that does not fit, a profile still being
+        built). An export would otherwise write a release without them."""
+        if self.model_running:
+            return "the privacy model's or k-map's profile is still being built"
+        missing = []
+        if self.model_specs() and not self.applied_models:
+            missing.append("the privacy models")
+        if self.k_map and self.applied_k_map is None:
+            missing.append(f"{self.k_map}-map")
+        if not missing:
+            return ""
+        return f"{' and '.join(missing)} asked for in the sidebar are not applied" + (
+            f" ({self.message})" if self.message else "")
+
     def _compute(self, profile: LatticeProfile, k: int, max_sup: int, weights: dict):
         answer = query(profile, k, max_sup, self.criteria())
         try:
@@ -179,91 +185,9 @@ class Explorer(KMapSteps, param.Parameterized):
         except (NoSolutionError, InvalidParameterError) as exc:  # no node; or a quality policy with models
             return answer, None, str(exc)
 
-    def _with_quality(self) -> None:
-        """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
-        (a few times the plain profile's time). Under privacy models the models' profile is rebuilt
-        with it (off the page, as any model profile); under k-map the K in force is rolled up again."""
-        if not POLICIES[self.policy].quality or self.profile.quality is not None:
-            return
-        if self.profile is self.plain_profile:
-            self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("quality"),
-                                                              quality=True)
-        elif self.applied_models and not self.model_running:
-            self._apply_models()
-        elif self.applied_k_map is not None and self.joint is not None:
-            self._use_k_map()
-
-    def model_specs(self) -> dict[str, str]:
-        """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
-        parsed by the core's models registry as the command line's flags are."""
-        specs = {}
-        if self.l_kind != "none":  # the keyword, then the model's fields in its declared order (c, l)
-            chosen = {"l": self.l, "c": self.c}
-            specs["l_diversity"] = ":".join([self.l_kind, *(spec_number(chosen[f.name])
-                                                             for f in fields(L_DIVERSITY[self.l_kind]))])
-        if self.t > 0:
-            specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
-        return specs
-
     @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
     def _apply_models(self) -> None:
-        if self.dataset is None or self._loading:
-            return
-        specs = self.model_specs()
-        if self.k_map > 0 and not specs:
-            return self._apply_k_map()
-        self._stop_models()
-        if self.k_map > 0:
-            self._use_models((None, ()), self.plain_profile, WITH_MODELS)
-            return
-        if not specs or not self.sensitive_attribute:
-            self._use_models((None, ()), self.plain_profile,
-                             "" if not specs else "Choose a sensitive attribute for the models.")
-            return
-        dataset, attribute = self.dataset, self.sensitive_attribute
-        quality = POLICIES[self.policy].quality  # the quality policies read share mass under models too
-
-        def work(report, should_stop):
-            try:
-                applied = prepare_models(dataset, attribute, specs)
-                return applied, build_model_profile(dataset, *applied, progress=report, should_stop=should_stop,
-                                                    strategy=kernel_strategy("quality" if quality else "models"),
-                                                    quality=quality)
-            except Cancelled:
-                raise
-            except MicroreleaseError as exc:  # a model that does not fit the attribute: said on the page
-                return exc
-
-        self.param.update(model_running=True, model_progress=0.0)
-        try:
-            self._models.start(work, self._finish_models, lambda f: setattr(self, "model_progress", f), self.hand_back)
-        except Exception:  # without a page, a bug surfaces here: the build is no longer running
-            self.model_running = False
-            raise
-
-    def _stop_models(self) -> None:
-        """Drop the model profile being built, if any (its result would answer an old question)."""
-        self._models.stop()
-        self._joint_running = False
-        if self.model_running:
-            self.param.update(model_running=False, model_progress=0.0)
-
-    def _finish_models(self, outcome) -> None:
-        self.param.update(model_running=False, model_progress=1.0)
-        if isinstance(outcome, Exception):  # a model that does not fit the attribute, or (served) a bug
-            reason = outcome if isinstance(outcome, MicroreleaseError) else \
-                f"an internal error ({type(outcome).__name__}); the server log has the details"
-            self._use_models((None, ()), self.plain_profile, f"Privacy models not applied: {reason}")
-        else:
-            self._use_models(*outcome, "")
-
-    def _use_models(self, applied, profile: LatticeProfile, message: str) -> None:
-        answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
-        with param.parameterized.batch_call_watchers(self):
-            self.applied_frequency, self.applied_models = applied
-            self.applied_k_map = None
-            self.profile, self.selected = profile, None
-            self.answer, self.preferred, self.message = answer, preferred, message or note
+        self._apply_model_specs()
 
     @param.depends("k", "max_sup", "policy", "weights", "max_risk", "risk_threshold", "max_at_risk",
                    "max_uniqueness", "sampling_fraction", watch=True)

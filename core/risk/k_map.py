@@ -135,6 +135,14 @@ class KMap:
     def spec(self) -> str:
         return str(self.k)
 
+    def check(self) -> KMap:
+        """This model, if some class could pass it: K at most the population's rows (else every class
+        fails, which a front end says as such rather than as a suppression count)."""
+        if self.k > self.population.n_rows:
+            raise InvalidParameterError(f"The 'k_map' parameter must be at most the population's rows "
+                                        f"({self.population.n_rows}). Got {self.k!r} instead.", parameter="k_map")
+        return self
+
     def describe(self) -> str:
         return f"{self.k}-map"
 

@@ -77,6 +77,7 @@ def test_search_k_minimal_nodes_meet_k_map_and_nodes_below_do_not(capsys):
     (["--k-map", "5"], "--population"),  # adult has no bundled population
     (["--k-map", "0", "--population", "x.csv"], "--k-map"),
     (["--population", "x.csv"], "--k-map"),
+    (["--k-map", "5", "--population", "x.csv", "--strategy", "direct"], "--strategy"),
     (["--k-map", "5", "--population", "x.csv", "--sensitive", "salary-class", "--l-diversity", "distinct:2"],
      "--k-map"),
 ])
@@ -107,3 +108,10 @@ def test_search_by_loss_under_k_map_gives_the_release_s_own_loss(tmp_path, capsy
     report = json.loads((tmp_path / "r.report.json").read_text())
     assert report["node"]["vector"] == preferred["vector"]
     assert report["metrics"]["quality"]["loss"] == pytest.approx(preferred["score"], rel=1e-9)
+
+
+@pytest.mark.parametrize("big_k", ["30163", "99999999999999999999"])
+def test_a_k_above_the_population_s_rows_is_refused_naming_the_flag(capsys, big_k):
+    assert main(["search", "--sample", "adult-sample", "--k", "1", "--k-map", big_k, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--k-map" in err and "population's rows (30162)" in err

@@ -97,8 +97,28 @@ def test_k_map_with_l_diversity_is_refused_naming_both_controls():
     e.sensitive_attribute, e.l_kind = "salary-class", "distinct"
     assert e.message == WITH_MODELS and "k-map K" in e.message and "l-diversity" in e.message
     assert e.applied_k_map is None and e.profile is e.plain_profile
+    export = ExportState(explorer=e)
+    refused = export.refusal(e.preferred)  # the lattice answers plain k: no release of it under this question
+    assert refused.startswith("Nothing to export") and "5-map" in refused and "privacy models" in refused
     e.l_kind = "none"  # the other control let go: k-map applies again
     assert e.applied_k_map is not None and e.message == ""
+    assert export.refusal(e.preferred) == ""
+
+
+def test_a_privacy_model_that_cannot_apply_refuses_the_export():
+    e = Explorer(load_sample("adult"), k=5)
+    e.sensitive_attribute, e.l_kind, e.l = "salary-class", "distinct", 5  # salary-class has 2 values
+    assert not e.applied_models and e.message
+    assert "privacy models" in ExportState(explorer=e).refusal(e.preferred)
+
+
+def test_a_population_given_on_the_command_line_is_the_one_used_even_for_a_bundled_sample(tmp_path):
+    from microrelease.app.explorer.k_map import PopulationTable, population_for
+
+    frame = pd.read_csv(sample("adult-sample").population_path, sep=";", dtype=str, keep_default_na=False)
+    given = PopulationTable(frame.head(20000), str(tmp_path / "mine.csv"))
+    assert population_for(load_sample("adult-sample"), given) is given
+    assert population_for(load_sample("adult-sample"), None).name == "adult.csv"
 
 
 def test_a_quality_policy_under_k_map_prefers_what_the_command_line_prefers(explorer, capsys):
@@ -150,3 +170,10 @@ def test_compare_distributions_hold_the_rows_k_map_releases(explorer):
         assert explorer.dataset.n_rows - released == explorer.answer.node(node).suppressed
     finally:
         explorer.max_sup = 0
+
+
+def test_a_k_map_above_the_population_s_rows_is_said_and_refuses_the_export():
+    e = Explorer(load_sample("adult-sample"), k=1)
+    e.k_map = 30163
+    assert e.applied_k_map is None and "population's rows (30162)" in e.message
+    assert "30163-map" in ExportState(explorer=e).refusal(e.preferred)

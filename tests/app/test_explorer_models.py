@@ -111,7 +111,7 @@ def test_a_model_that_does_not_fit_is_refused_with_a_message_on_the_page(adult):
 
 
 def test_a_bug_while_building_says_so_on_a_served_page_and_raises_without_one(adult, monkeypatch, caplog):
-    from microrelease.app.explorer import state
+    from microrelease.app.explorer import models as state  # where the models' profile is built
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")

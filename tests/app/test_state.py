@@ -336,7 +336,7 @@ def test_a_hierarchy_upload_that_is_not_utf8_is_refused_with_its_attribute():
 
 
 def test_every_l_diversity_of_the_registry_reaches_the_core_with_the_values_chosen():
-    from microrelease.app.explorer.state import L_DIVERSITY
+    from microrelease.app.explorer.models import L_DIVERSITY
     from microrelease.core import parse_models
 
     assert set(L_DIVERSITY) == {"distinct", "entropy", "recursive"}

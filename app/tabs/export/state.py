@@ -82,6 +82,8 @@ class ExportState(param.Parameterized):
         e = self.explorer
         if e.answer is None:
             return "Nothing to export: no data loaded."
+        if e.unapplied():  # the lattice answers a weaker question than the one asked: no release of it
+            return f"Nothing to export: {e.unapplied()}."
         if node is None:
             return "Nothing to export: " + (e.message or "no node is selected and none satisfies the question.")
         r = e.answer.node(int(node))

@@ -1,0 +1,118 @@
+"""The Explorer's privacy-model steps: the models the sidebar asks for, their profile built off the page's
+thread (with the quality figures when a quality policy is chosen), and what the page says when they cannot
+apply. A mixin of :class:`~microrelease.app.explorer.state.Explorer`, which owns the parameters, the profile
+in force and the worker; k-map's steps are :class:`~microrelease.app.explorer.k_map.KMapSteps`."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import param
+
+from microrelease.app.explorer.k_map import WITH_MODELS
+from microrelease.app.shared import kernel_strategy
+from microrelease.core import POLICIES, build_profile
+from microrelease.core.exceptions import Cancelled, MicroreleaseError
+from microrelease.core.lattice.profile import LatticeProfile
+from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.registry import spec_parameters
+from microrelease.core.models.sensitive import prepare_models
+
+# The l-diversities of the models registry, by the keyword of their text spec ("distinct:L" -> "distinct").
+L_DIVERSITY = {cls.syntax.partition(":")[0]: cls for cls in spec_parameters()["l_diversity"]}
+
+
+def spec_number(x: float) -> str:
+    """A number as a model's text spec takes it (integral values without a decimal point)."""
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+class ModelSteps:
+    """The privacy-model steps of the Explorer (see the module docstring)."""
+
+    def _with_quality(self) -> None:
+        """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
+        (a few times the plain profile's time). Under privacy models the models' profile is rebuilt
+        with it (off the page, as any model profile); under k-map the K in force is rolled up again."""
+        if not POLICIES[self.policy].quality or self.profile.quality is not None:
+            return
+        if self.profile is self.plain_profile:
+            self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("quality"),
+                                                              quality=True)
+        elif self.applied_models and not self.model_running:
+            self._apply_models()
+        elif self.applied_k_map is not None and self.joint is not None:
+            self._use_k_map()
+
+    def model_specs(self) -> dict[str, str]:
+        """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
+        parsed by the core's models registry as the command line's flags are."""
+        specs = {}
+        if self.l_kind != "none":  # the keyword, then the model's fields in its declared order (c, l)
+            chosen = {"l": self.l, "c": self.c}
+            specs["l_diversity"] = ":".join([self.l_kind, *(spec_number(chosen[f.name])
+                                                             for f in fields(L_DIVERSITY[self.l_kind]))])
+        if self.t > 0:
+            specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
+        return specs
+
+    def _apply_model_specs(self) -> None:
+        """The privacy models (or k-map) the sidebar asks for, applied: built off the page, said when they
+        cannot apply."""
+        if self.dataset is None or self._loading:
+            return
+        specs = self.model_specs()
+        if self.k_map > 0 and not specs:
+            return self._apply_k_map()
+        self._stop_models()
+        if self.k_map > 0:
+            self._use_models((None, ()), self.plain_profile, WITH_MODELS)
+            return
+        if not specs or not self.sensitive_attribute:
+            self._use_models((None, ()), self.plain_profile,
+                             "" if not specs else "Choose a sensitive attribute for the models.")
+            return
+        dataset, attribute = self.dataset, self.sensitive_attribute
+        quality = POLICIES[self.policy].quality  # the quality policies read share mass under models too
+
+        def work(report, should_stop):
+            try:
+                applied = prepare_models(dataset, attribute, specs)
+                return applied, build_model_profile(dataset, *applied, progress=report, should_stop=should_stop,
+                                                    strategy=kernel_strategy("quality" if quality else "models"),
+                                                    quality=quality)
+            except Cancelled:
+                raise
+            except MicroreleaseError as exc:  # a model that does not fit the attribute: said on the page
+                return exc
+
+        self.param.update(model_running=True, model_progress=0.0)
+        try:
+            self._models.start(work, self._finish_models, lambda f: setattr(self, "model_progress", f), self.hand_back)
+        except Exception:  # without a page, a bug surfaces here: the build is no longer running
+            self.model_running = False
+            raise
+
+    def _stop_models(self) -> None:
+        """Drop the model profile being built, if any (its result would answer an old question)."""
+        self._models.stop()
+        self._joint_running = False
+        if self.model_running:
+            self.param.update(model_running=False, model_progress=0.0)
+
+    def _finish_models(self, outcome) -> None:
+        self.param.update(model_running=False, model_progress=1.0)
+        if isinstance(outcome, Exception):  # a model that does not fit the attribute, or (served) a bug
+            reason = outcome if isinstance(outcome, MicroreleaseError) else \
+                f"an internal error ({type(outcome).__name__}); the server log has the details"
+            self._use_models((None, ()), self.plain_profile, f"Privacy models not applied: {reason}")
+        else:
+            self._use_models(*outcome, "")
+
+    def _use_models(self, applied, profile: LatticeProfile, message: str) -> None:
+        answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
+        with param.parameterized.batch_call_watchers(self):
+            self.applied_frequency, self.applied_models = applied
+            self.applied_k_map = None
+            self.profile, self.selected = profile, None
+            self.answer, self.preferred, self.message = answer, preferred, message or note
