@@ -71,3 +71,29 @@ def kl(table, gen, size, suppressed, hierarchies):
         area *= np.where(suppressed, len(h.ground), gen[h.attribute].map(covered).to_numpy())
     q = np.where(suppressed, suppressed.sum(), size) / n / area
     return float((p * np.log2(p / q)).sum())
+
+
+def entropy_and_kl(hierarchies, node, freq, sizes, class_levels, suppressed) -> dict:
+    """Non-uniform entropy and KL divergence of one node's release, from its classes (sizes, level codes,
+    which are suppressed) and the frequency set they were grouped from, by ARX's definitions."""
+    n = float(freq.counts.sum())
+    removed = float(sizes[suppressed].sum())
+    pairs = list(enumerate(zip(hierarchies, node, strict=True)))
+    generalized = np.column_stack([h.codes[d][freq.codes[:, i]] for i, (h, d) in pairs])
+    index = {tuple(row): c for c, row in enumerate(class_levels.tolist())}
+    tuple_class = np.array([index[tuple(row)] for row in generalized.tolist()])
+    entropy, area, max_area = 0.0, np.ones(len(tuple_class)), 1.0
+    for i, (h, d) in pairs:
+        a = np.bincount(freq.codes[:, i], weights=freq.counts, minlength=len(h.ground))
+        b = np.bincount(h.codes[d], weights=a)[h.codes[d]]  # rows holding each ground value's generalization
+        held = a > 0
+        entropy -= (a[held] * np.log2(a[held] / b[held])).sum()
+        if removed:
+            u = np.bincount(class_levels[suppressed, i], weights=sizes[suppressed])
+            u = u[u > 0]
+            entropy -= (u * np.log2(u / removed)).sum()
+        area *= np.bincount(h.codes[d])[class_levels[tuple_class, i]]  # ground values under the class's value
+        max_area *= len(h.ground)
+    c = freq.counts.astype(float)
+    q = np.where(suppressed[tuple_class], removed / n / max_area, sizes[tuple_class] / n / area)
+    return {"nu-entropy": float(entropy), "kl-divergence": float((c * (c / n) * np.log2((c / n) / q)).sum())}

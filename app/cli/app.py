@@ -13,8 +13,8 @@ from microrelease.app.cli.options import (
     add_table_options,
     port_number,
 )
-from microrelease.core import DataError, Dataset, MicroreleaseError, load_sample, read_table
-from microrelease.core.risk.k_map import code_population
+from microrelease.core import Dataset, load_sample
+from microrelease.core.risk.k_map import code_population, read_population
 
 NAME = "app"
 HELP = "serve the dashboard (opens on the bundled adult sample)"
@@ -60,7 +60,8 @@ def run(request: AppRequest) -> int:
 
     served_hosts(request.host, request.port, request.allowed_hosts)  # a bad --allow-host before the data loads
     dataset = load(request.table) if request.table else None
-    population = given_population(request.population, dataset or load_sample(request.sample))
+    population = (given_population(request.population, dataset or load_sample(request.sample))
+                  if request.population else None)  # the sample is loaded by the page, not twice here
     serve(host=request.host, port=request.port, sample=request.sample, dataset=dataset, show=request.show,
           allowed_hosts=request.allowed_hosts, population=population)
     return 0
@@ -72,9 +73,6 @@ def given_population(path: str | None, dataset: Dataset):
         return None
     from microrelease.app.explorer.k_map import PopulationTable
 
-    try:
-        table = read_table(path, sep=None)
-    except MicroreleaseError as exc:
-        raise DataError(str(exc), parameter="population") from None
+    table = read_population(path)
     code_population(table, dataset, source=path)  # a missing column or value, or a smaller population
     return PopulationTable(table, path)

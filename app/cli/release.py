@@ -22,7 +22,7 @@ from microrelease.app.cli.search import k_map_model
 from microrelease.core import POLICIES, MicroreleaseError, query
 from microrelease.core.lattice.release import NodeRelease
 from microrelease.core.release import file_target
-from microrelease.core.validation import parse_max_sup
+from microrelease.core.validation import check_share, parse_max_sup
 
 NAME = "release"
 HELP = "write the released table, its report and a printable HTML page of it, re-checked"
@@ -39,7 +39,9 @@ class ReleaseRequest(LatticeRequest):
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
         return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args, parquet=True),
-                                 list_suppressed=args.list_suppressed, sampling_fraction=args.sampling_fraction,
+                                 list_suppressed=args.list_suppressed,
+                                 sampling_fraction=None if args.sampling_fraction is None
+                                 else check_share(args.sampling_fraction, "sampling_fraction"),  # before any work
                                  k_map=KMapRequest.from_args(args))
 
 

@@ -12,10 +12,10 @@ import numpy as np
 from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, build, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import POLICIES, DataError, MicroreleaseError, query, read_table
+from microrelease.core import POLICIES, query
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.risk.k_map import KMap, code_population, joint_profile
+from microrelease.core.risk.k_map import KMap, code_population, joint_profile, read_population
 
 NAME = "search"
 HELP = "k-minimal generalizations, Find_vector and the preferred node"
@@ -35,10 +35,7 @@ class SearchRequest(LatticeRequest):
 
 def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool, *, joint: bool = True) -> tuple[KMap, object]:
     """The k-map model on the population table, and (``joint``) the joint roll-up of sample and population."""
-    try:
-        table = read_table(k_map.population, sep=None)
-    except MicroreleaseError as exc:
-        raise DataError(str(exc), parameter="population") from None
+    table = read_population(k_map.population)
     model = KMap(k_map.k, code_population(table, rows.dataset, source=k_map.population)).check()
     if not joint:
         return model, None

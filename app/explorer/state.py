@@ -42,7 +42,7 @@ from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
 from microrelease.core.models.sensitive import SensitiveFrequency
 from microrelease.core.models.t_closeness import GROUNDS
-from microrelease.core.risk.criteria import PopulationUniqueness, parse_criteria, released_histograms
+from microrelease.core.risk.criteria import PopulationUniqueness, parse_criteria
 from microrelease.core.risk.reidentification import node_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
 
@@ -276,10 +276,9 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                                               for name in ("highest", "average", "records_at_risk")}
         if self.max_uniqueness <= 0:
             return out
-        released = released_histograms(self.profile, self.k)
-        lo, hi = released[0][i], released[0][i + 1]
-        est = uniqueness_by_node(np.array([0, hi - lo]), released[1][lo:hi], released[2][lo:hi], self.sampling_fraction,
-                                 strategy=kernel_strategy("uniqueness"))
+        sizes, counts, released = self.class_sizes(i)  # this node's histogram, not the lattice's
+        est = uniqueness_by_node(np.array([0, released.sum()]), sizes[released], counts[released],
+                                 self.sampling_fraction, strategy=kernel_strategy("uniqueness"))
         out["population_uniques"] = float(est.share[0]) if est.converged[0] else None
         out["uniqueness_model"] = str(est.model[0])
         return out

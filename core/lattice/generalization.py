@@ -49,6 +49,13 @@ def class_sizes(freq: FrequencySet, hierarchies: Sequence[Hierarchy], node: Sequ
     return sizes, tuple_class
 
 
+def class_representatives(tuple_class: np.ndarray, n_classes: int) -> np.ndarray:
+    """The first frequency-set tuple of each class (its ground codes stand for the class's generalized ones)."""
+    first = np.zeros(n_classes, dtype=np.int64)
+    first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
+    return first
+
+
 def suppressed_count(freq: FrequencySet, hierarchies: Sequence[Hierarchy], node: Sequence[int], k: int) -> int:
     """Rows removed by minimal required suppression at ``node`` (rows in classes smaller than k)."""
     sizes, _ = class_sizes(freq, hierarchies, node)

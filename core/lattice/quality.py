@@ -38,10 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.lattice.quality_profile import conditional_entropy, leaves_table, share_tables, xlog2x
+from microrelease.core.lattice.quality_profile import share_tables, xlog2x
 
 
 def _released(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -108,9 +107,7 @@ def precision(profile: LatticeProfile, suppressed: np.ndarray) -> np.ndarray:
 def all_classes_sq(profile: LatticeProfile) -> np.ndarray:
     """DM*: Σ over every class of size² (suppressed ones included; with privacy models, the classes
     failing them too, which the histogram leaves out: ``failing_sq``)."""
-    n_nodes = len(profile.offsets) - 1
-    node_of_pair = np.repeat(np.arange(n_nodes), np.diff(profile.offsets))
-    passing = np.bincount(node_of_pair, weights=(profile.sizes ** 2 * profile.counts).astype(float), minlength=n_nodes)
+    passing = profile.stats(1).released_sq.astype(float)  # every passing class is released for k = 1
     return passing + (profile.failing_sq if profile.failing_sq is not None else 0)
 
 
@@ -176,11 +173,11 @@ def optimum(answer, name: str) -> tuple[int, int]:
 
 
 def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, class_levels: np.ndarray,
-                 suppressed: np.ndarray, n_rows: int, freq=None) -> dict[str, float]:
+                 suppressed: np.ndarray, n_rows: int) -> dict[str, float]:
     """Every quality model of one node from its classes (``class_levels``: level codes, classes ×
     QIs; ``suppressed``: which classes are removed, for k or a privacy model), by the formulas of the
-    module docstring: what a release's report gives. Non-uniform entropy and KL divergence also read the
-    frequency set ``freq`` the classes were grouped from (given: they are added)."""
+    module docstring: what a release's report gives (not the non-uniform entropy nor the KL divergence,
+    which read the suppressed rows' values: see :mod:`~microrelease.core.lattice.release`)."""
     flat, off = share_tables(hierarchies)
     removed = int(sizes[suppressed].sum())
     kept = ~suppressed
@@ -191,27 +188,11 @@ def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, cl
         per_qi.append((mass + removed - floor) / (n_rows - floor) if n_rows - floor > 0 else 0.0)
         precisions.append(((n_rows - removed) * (d / h.height if h.height else 0.0) + removed) / n_rows)
     released = sizes[kept]
-    figures = {"loss": float(np.prod(1 + np.array(per_qi)) ** (1 / len(per_qi)) - 1),
-               "precision": float(np.mean(precisions)), "height": float(sum(node)),
-               "discernibility": float((released.astype(float) ** 2).sum() + removed * n_rows),
-               "dm-star": float((sizes.astype(float) ** 2).sum()),
-               "aecs": n_rows / max(len(released) + (1 if removed else 0), 1)}
-    if freq is None or not n_rows:
-        return figures
-    entropy = conditional_entropy(freq, hierarchies)[np.arange(len(node)), list(node)].sum()
-    for i, h in enumerate(hierarchies):
-        values = np.bincount(class_levels[suppressed, i], weights=sizes[suppressed], minlength=len(h.ground))
-        entropy += float(xlog2x(removed)) - xlog2x(values).sum()
-    _, tuple_class = class_sizes(freq, hierarchies, node)
-    leaves = leaves_table(hierarchies, flat, off)
-    log_area = sum(leaves[off[i, d] + class_levels[:, i]] for i, d in enumerate(node))
-    log_max_area = np.log2(np.array([len(h.ground) for h in hierarchies], dtype=float)).sum()
-    out = suppressed[tuple_class]
-    c = freq.counts.astype(float)
-    log_q = np.where(out, np.log2(max(removed, 1) / n_rows) - log_max_area,
-                     np.log2(sizes[tuple_class] / n_rows) - log_area[tuple_class])
-    kl = float((c * (c / n_rows) * (np.log2(c / n_rows) - log_q)).sum())
-    return figures | {"nu-entropy": float(entropy), "kl-divergence": kl}
+    return {"loss": float(np.prod(1 + np.array(per_qi)) ** (1 / len(per_qi)) - 1),
+            "precision": float(np.mean(precisions)), "height": float(sum(node)),
+            "discernibility": float((released.astype(float) ** 2).sum() + removed * n_rows),
+            "dm-star": float((sizes.astype(float) ** 2).sum()),
+            "aecs": n_rows / max(len(released) + (1 if removed else 0), 1)}
 
 
 def policy_score(name: str):

@@ -2,7 +2,7 @@
 
 The walk of :mod:`~microrelease.core.lattice.rollup_kernels` visits every node with its classes. A
 class carries two counts: its rows c and Σ c_x² over the ground tuples x it holds (the KL divergence
-weighs each row by its tuple's frequency). At each node, :func:`node_quality` adds, per distinct size
+weighs each row by its tuple's frequency). At each node, :func:`add_node_quality` adds, per distinct size
 of the passing classes (beside the class-size histogram), what the quality models read:
 
 - per QI, the *share mass*: Σ c · share_i (the share of QI i's ground domain under the class's value);
@@ -65,7 +65,7 @@ def _add_entropy(key, rows, all_shifts, all_masks, value_count, value_off, xlog_
 
 
 @nb.njit(cache=True, nogil=True)
-def node_quality(keys, rows, squares, n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat, share_off,
+def add_node_quality(keys, rows, squares, n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat, share_off,
                  leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited):
     """Write one node's quality figures: ``pair_q[used + j]`` for its j-th passing size (columns: m share
     masses, Σ c_x², Σ c_x² log2 area, running entropy sum) and ``node_q[visited]`` for its failing classes
@@ -138,7 +138,7 @@ def start_quality(heights, outer_levels, m, value_off):
 def inner_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
                   all_shifts, all_masks, share_flat, share_off, leaves_flat, value_off, xlog_table):
     """As :func:`~microrelease.core.lattice.rollup_kernels.inner_profile`, plus the quality figures of
-    :func:`node_quality` (every class passes). ``base_counts``: rows and Σ c_x² per class (float, 2
+    :func:`add_node_quality` (every class passes). ``base_counts``: rows and Σ c_x² per class (float, 2
     columns). QIs [0, p) are walked, the others stay at ``outer_levels``; ``share_flat[share_off[a, level]
     + code]`` is QI a's share at that level and ``leaves_flat`` (same layout) log2 of its ground values."""
     walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
@@ -166,7 +166,7 @@ def inner_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, p
             levels[a] = vec[a]
         if used + len(sizes) > len(pair_q):
             pair_q = _grown(pair_q[:used], used + len(sizes), m + 3)
-        node_quality(keys_buf[d], cnt[:, 0], cnt[:, 1], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
+        add_node_quality(keys_buf[d], cnt[:, 0], cnt[:, 1], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
                      share_off, leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited)
         used += len(sizes)
         visited += 1

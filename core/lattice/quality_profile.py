@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.generalization import class_representatives, class_sizes, generalize_codes
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.lattice.profile import LatticeProfile
 
@@ -46,6 +46,12 @@ def leaves_table(hierarchies: tuple[Hierarchy, ...], flat: np.ndarray, off: np.n
         end = off[i, h.height] + h.level_size(h.height)
         domain[off[i, 0]:end] = len(h.ground)
     return np.log2(np.maximum(flat * domain, 1.0))
+
+
+def node_tables(hierarchies: tuple[Hierarchy, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`share_tables` and :func:`leaves_table` together: what a node's quality figures look up."""
+    flat, off = share_tables(hierarchies)
+    return flat, off, leaves_table(hierarchies, flat, off)
 
 
 def value_offsets(hierarchies: tuple[Hierarchy, ...]) -> np.ndarray:
@@ -108,21 +114,20 @@ class Quality:
         return cum
 
 
-def node_quality_arrays(freq, hierarchies: tuple[Hierarchy, ...], node, passing: np.ndarray | None = None):
+def node_quality_arrays(freq, hierarchies: tuple[Hierarchy, ...], node, passing=None, tables=None):
     """One node's passing class-size histogram, its (sizes × (m + 3)) quality pairs and its failing
-    figures (2), by grouping the frequency set anew (``passing``: per class, default all)."""
+    figures (2), by grouping the frequency set anew. ``passing(sizes, tuple_class)``: which classes pass
+    (default: all); ``tables``: :func:`node_tables`, when built once already."""
     sizes, tuple_class = class_sizes(freq, hierarchies, node)
-    passing = np.ones(len(sizes), dtype=bool) if passing is None else passing
+    passing = np.ones(len(sizes), dtype=bool) if passing is None else passing(sizes, tuple_class)
     levels = generalize_codes(hierarchies, freq.codes, node)
-    flat, off = share_tables(hierarchies)
-    leaves = leaves_table(hierarchies, flat, off)
+    flat, off, leaves = node_tables(hierarchies) if tables is None else tables
     m = len(hierarchies)
     per_class = np.zeros((len(sizes), m + 2))
     for i, d in enumerate(node):
         at = off[i, d] + levels[:, i]
         np.add.at(per_class[:, i], tuple_class, freq.counts * flat[at])
-    first = np.zeros(len(sizes), dtype=np.int64)
-    first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
+    first = class_representatives(tuple_class, len(sizes))
     area = sum(leaves[off[i, d] + levels[first, i]] for i, d in enumerate(node))
     np.add.at(per_class[:, m], tuple_class, freq.counts.astype(float) ** 2)
     per_class[:, m + 1] = per_class[:, m] * area
@@ -167,9 +172,7 @@ def kernel_tables(hierarchies: tuple[Hierarchy, ...], n_rows: int) -> tuple:
     """The tables a compiled quality kernel takes: shares, their offsets, log2 leaves, value offsets, and
     x log2 x for the whole numbers a count of ``n_rows`` rows reaches (a lookup: a log per class and QI
     costs most of the roll-up otherwise)."""
-    flat, off = share_tables(hierarchies)
-    return (flat, off, leaves_table(hierarchies, flat, off), value_offsets(hierarchies),
-            xlog2x(np.arange(min(n_rows, XLOG_TABLE_MAX) + 1)))
+    return (*node_tables(hierarchies), value_offsets(hierarchies), xlog2x(np.arange(min(n_rows, XLOG_TABLE_MAX) + 1)))
 
 
 def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strategy: str, **walk) -> LatticeProfile:
@@ -190,9 +193,10 @@ def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strat
         pieces = roll_up(lattice, spec, spec.pack(freq.codes), np.column_stack((counts, counts ** 2)), inner,
                          roll_once, with_start=True, **walk)
     else:
+        tables = node_tables(hierarchies)
         pieces = []
         for i, node in enumerate(lattice):
-            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node)
+            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node, tables=tables)
             pieces.append((np.array([i]), np.array([0, len(s)]), s, c, pairs, failing[None, :]))
     profile = assemble_profile(lattice, freq.n_rows, pieces, f"{strategy} with quality")
     return attach_quality(profile, freq, hierarchies, pieces)

@@ -31,7 +31,7 @@ from microrelease.core.engines import COUNT, Engine, PandasEngine, ReleasePlan, 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySource
-from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.generalization import class_representatives, class_sizes, generalize_codes
 from microrelease.core.lattice.hierarchies import describe_levels
 from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.policies import POLICIES
@@ -113,8 +113,7 @@ def node_suppression(data: FrequencySource, node: Sequence[int], k: int, *, sens
     (a :class:`~microrelease.core.risk.k_map.KMap`): classes with fewer population records fail too."""
     freq, hierarchies = data.frequency, data.hierarchies
     sizes, tuple_class = class_sizes(freq, hierarchies, node)
-    first = np.zeros(len(sizes), dtype=np.int64)
-    first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
+    first = class_representatives(tuple_class, len(sizes))
     levels = generalize_codes(hierarchies, freq.codes[first], node)
     failing: dict[str, np.ndarray] = {}
     if models:

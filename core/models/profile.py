@@ -100,7 +100,11 @@ def build_model_profile(
     else:
         pieces = model_profile(lattice, dataset.hierarchies, codes, counts, table, models, progress, should_stop)
         if quality:
-            pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, piece[0])) for piece in pieces]
+            from microrelease.core.lattice.quality_profile import node_tables
+
+            tables = node_tables(dataset.hierarchies)
+            pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, piece[0], tables))
+                      for piece in pieces]
         name = "sensitive roll-up"
     failing = np.zeros(lattice.size, dtype=np.int64)
     failing_sq = np.zeros(lattice.size, dtype=np.int64)
@@ -122,17 +126,19 @@ def build_model_profile(
     return profile
 
 
-def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, ids) -> tuple:
+def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, ids, tables) -> tuple:
     """The quality figures of the nodes ``ids`` (pairs, failing), node by node from the rows: the oracle
     of the compiled kernel (and the path for QI codes too wide to pack)."""
     from microrelease.core.lattice.quality_profile import node_quality_arrays
 
     freq, pairs, failing = dataset.frequency, [], []
+
+    def passing(sizes, tuple_class):
+        return sensitive_frequency.passing(tuple_class[freq.row_tuple], len(sizes), models)
+
     for i in ids:
         node = dataset.lattice.node(int(i))
-        sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
-        passing = sensitive_frequency.passing(tuple_class[freq.row_tuple], len(sizes), models)
-        _, _, node_pairs, node_failing = node_quality_arrays(freq, dataset.hierarchies, node, passing)
+        _, _, node_pairs, node_failing = node_quality_arrays(freq, dataset.hierarchies, node, passing, tables)
         pairs.append(node_pairs)
         failing.append(node_failing)
     return np.concatenate(pairs), np.array(failing)

@@ -3,7 +3,7 @@ t-closeness.
 
 The walk and the models' checks are :func:`~microrelease.core.models.rollup_kernels.inner_model_profile`'s;
 a class's vector of sensitive-value counts carries one column more, Σ c_x² over its ground tuples, and at
-every node :func:`~microrelease.core.lattice.quality_kernels.node_quality` adds the quality figures of the
+every node :func:`~microrelease.core.lattice.quality_kernels.add_node_quality` adds the quality figures of the
 passing classes per size, and those of the failing classes (which every query suppresses).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.lattice.quality_kernels import _grown, node_quality, start_quality
+from microrelease.core.lattice.quality_kernels import _grown, add_node_quality, start_quality
 from microrelease.core.lattice.rollup_kernels import (
     append_histogram,
     classes,
@@ -89,7 +89,7 @@ def inner_model_quality(base_keys, base_counts, heights, shifts, masks, parent_f
             levels[a] = vec[a]
         if used + len(sizes_kept) > len(pair_q):
             pair_q = _grown(pair_q[:used], used + len(sizes_kept), m + 3)
-        node_quality(keys_buf[d], sizes, cnt[:, width], n, ok, sizes_kept, freq, levels, all_shifts,
+        add_node_quality(keys_buf[d], sizes, cnt[:, width], n, ok, sizes_kept, freq, levels, all_shifts,
                      all_masks, share_flat, share_off, leaves_flat, value_count, value_off, xlog_table, pair_q, used,
                      node_q, visited)
         used += len(sizes_kept)

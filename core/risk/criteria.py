@@ -31,7 +31,7 @@ import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.risk.reidentification import node_risk
+from microrelease.core.risk.reidentification import node_risk, table_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
 
 TOLERANCE = 1e-12  # a risk equal to its limit satisfies it, whatever the rounding
@@ -70,7 +70,7 @@ class AverageRisk:
 
     def table_figure(self, sizes: np.ndarray) -> float:
         """The figure of one released table, from its class sizes."""
-        return float(len(sizes) / sizes.sum()) if sizes.sum() else 0.0
+        return table_risk(sizes, threshold=1.0).average
 
     def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.limit + TOLERANCE
@@ -105,7 +105,7 @@ class RecordsAtRisk:
         return node_risk(profile, k, threshold=self.threshold)["records_at_risk"]
 
     def table_figure(self, sizes: np.ndarray) -> float:
-        return float(sizes[1 / np.maximum(sizes, 1) > self.threshold].sum() / sizes.sum()) if sizes.sum() else 0.0
+        return table_risk(sizes, threshold=self.threshold).records_at_risk
 
     def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.share + TOLERANCE

@@ -22,11 +22,11 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import as_text
-from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
+from microrelease.core.data.dataset import as_text, read_table
+from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
-from microrelease.core.lattice.frequency import FrequencySource
-from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
+from microrelease.core.lattice.generalization import class_representatives, class_sizes
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 from microrelease.core.lattice.profile import (
     MEMORY_BUDGET,
@@ -54,13 +54,20 @@ class Population:
     def class_sizes(self, class_codes: np.ndarray, node: Sequence[int]) -> np.ndarray:
         """F: population rows generalizing, at ``node``, to the class of each row of ``class_codes``
         (ground codes of one sample row per class)."""
-        pop = generalize_codes(self.hierarchies, self.codes.astype(np.int64), node)
-        cls = generalize_codes(self.hierarchies, np.asarray(class_codes, dtype=np.int64), node)
-        both = np.concatenate([pop, cls])
-        _, inverse = np.unique(both, axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        totals = np.bincount(inverse[:len(pop)], weights=self.counts, minlength=inverse.max(initial=-1) + 1)
-        return totals[inverse[len(pop):]].astype(np.int64)
+        class_codes = np.asarray(class_codes, dtype=np.int64)
+        both = FrequencySet(np.concatenate([self.codes.astype(np.int64), class_codes]),
+                            np.concatenate([self.counts, np.zeros(len(class_codes), dtype=np.int64)]))
+        sizes, tuple_class = class_sizes(both, self.hierarchies, node)  # the representatives add no rows
+        return sizes[tuple_class[len(self.codes):]]
+
+
+def read_population(path: str) -> pd.DataFrame:
+    """A population table as read (every cell text); a missing or malformed file is a DataError naming
+    the ``population`` parameter."""
+    try:
+        return read_table(path, sep=None)
+    except MicroreleaseError as exc:
+        raise DataError(str(exc), parameter="population") from None
 
 
 def code_population(table: pd.DataFrame, sample: FrequencySource, *, source: str = "") -> Population:
@@ -95,11 +102,13 @@ def code_population(table: pd.DataFrame, sample: FrequencySource, *, source: str
 
 
 def _joined(population: Population, sample: FrequencySource) -> tuple[np.ndarray, np.ndarray]:
-    """(ground codes, [sample count, population count]) over the union of both tables' combinations."""
+    """(ground codes, [sample count, population count, sample count²]) over the union of both tables'
+    combinations (the square is what the quality models' KL divergence reads of each tuple)."""
     freq = sample.frequency
     codes = np.concatenate([freq.codes.astype(np.int64), population.codes])
-    counts = np.zeros((len(codes), 2), dtype=np.int64)
+    counts = np.zeros((len(codes), 3), dtype=np.int64)
     counts[:len(freq.codes), 0] = freq.counts
+    counts[:len(freq.codes), 2] = freq.counts ** 2
     counts[len(freq.codes):, 1] = population.counts
     return merge_classes(codes, counts, [h.level_size(0) for h in population.hierarchies])
 
@@ -164,7 +173,7 @@ class KMapProfile:
     big_f: np.ndarray
     counts: np.ndarray
     strategy: str = ""
-    sample: FrequencySource | None = field(default=None, repr=False)  # for the quality profile
+    sample: FrequencySource = field(default=None, repr=False)  # for the quality profile
     _cache: dict = field(default_factory=dict, repr=False)
 
     def pairs(self, node) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -224,12 +233,14 @@ class KMapProfile:
 def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile:
     """``profile`` (``joint``'s for one K) with its quality figures: the sample and population rolled up
     again, the classes with fewer than K population records failing (compiled; ``numpy``: node by node)."""
-    from microrelease.core.lattice.quality_profile import attach_quality, kernel_tables, node_quality_arrays
+    from microrelease.core.lattice.quality_profile import (
+        attach_quality,
+        kernel_tables,
+        node_quality_arrays,
+        node_tables,
+    )
 
     sample, population = joint.sample, joint.population
-    if sample is None:
-        raise InvalidParameterError("this k-map profile was built without its sample: no quality figures",
-                                    parameter="policy")
     k_map = profile.models[0].k
     freq, hierarchies = sample.frequency, tuple(sample.hierarchies)
     if joint.strategy == "numba":
@@ -238,35 +249,23 @@ def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile
 
         spec = key_spec(population.hierarchies)
         codes, counts = _joined(population, sample)
-        squares = np.zeros(len(codes))
-        _, where = _joined_index(population, sample, codes)
-        squares[where] = freq.counts.astype(float) ** 2
         tables = kernel_tables(hierarchies, freq.n_rows)
 
         def inner(*walk):
             return inner_k_map_quality(*walk, float(k_map), spec.shifts, spec.masks, *tables)
 
-        pieces = roll_up(joint.lattice, spec, spec.pack(codes),
-                         np.column_stack((counts.astype(float), squares)), inner, roll_once, with_start=True)
+        pieces = roll_up(joint.lattice, spec, spec.pack(codes), counts.astype(float), inner, roll_once,
+                         with_start=True)
     else:
+        tables = node_tables(hierarchies)
         pieces = []
         for i, node in enumerate(joint.lattice):
-            sizes, tuple_class = class_sizes(freq, hierarchies, node)
-            first = np.zeros(len(sizes), dtype=np.int64)
-            first[tuple_class[::-1]] = np.arange(len(tuple_class))[::-1]
-            passing = population.class_sizes(freq.codes[first], node) >= k_map
-            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node, passing)
+            def passing(sizes, tuple_class, node=node):
+                return population.class_sizes(freq.codes[class_representatives(tuple_class, len(sizes))], node) >= k_map
+
+            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node, passing, tables)
             pieces.append((np.array([i]), np.array([0, len(s)]), s, c, pairs, failing[None, :]))
     return attach_quality(profile, freq, hierarchies, pieces)
-
-
-def _joined_index(population: Population, sample: FrequencySource, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each of the sample's ground tuples is among the joined ``codes`` (as :func:`_joined` orders them)."""
-    spec = key_spec(population.hierarchies)
-    joined = spec.pack(codes)
-    order = np.argsort(joined)
-    at = np.searchsorted(joined[order], spec.pack(sample.frequency.codes.astype(np.int64)))
-    return joined, order[at]
 
 
 def _sum_by_node(nodes: np.ndarray, values: np.ndarray, n_nodes: int, bound: int) -> np.ndarray:
@@ -293,6 +292,7 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
         raise InvalidParameterError("k-map needs the QIs' codes to pack into 62 bits; use fewer or smaller QIs",
                                     parameter="quasi_identifiers")
     codes, counts = _joined(population, sample)
+    counts = counts[:, :2]
     base = np.int64(population.n_rows + 1)
     if strategy == "numba":
         from microrelease.core.lattice.rollup_kernels import roll_once

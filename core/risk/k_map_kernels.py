@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.lattice.quality_kernels import _grown, node_quality, start_quality
+from microrelease.core.lattice.quality_kernels import _grown, add_node_quality, start_quality
 from microrelease.core.lattice.rollup_kernels import (
     append_histogram,
     classes,
@@ -85,7 +85,7 @@ def inner_joint_numpy(base_keys, base_counts, heights, shifts, masks, parent_fla
 def inner_k_map_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
                         k_map, all_shifts, all_masks, share_flat, share_off, leaves_flat, value_off, xlog_table):
     """For one K: every node's histogram of the sample classes with at least ``k_map`` population rows, and
-    the quality figures of :func:`~microrelease.core.lattice.quality_kernels.node_quality` (the other sample
+    the quality figures of :func:`~microrelease.core.lattice.quality_kernels.add_node_quality` (the other sample
     classes fail). ``base_counts``: [sample rows, population rows, Σ c_x² of the sample's tuples] (float)."""
     walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
     cnt_buf, nlen = classes(walk)
@@ -116,7 +116,7 @@ def inner_k_map_quality(base_keys, base_counts, heights, shifts, masks, parent_f
             levels[a] = vec[a]
         if used + len(sizes) > len(pair_q):
             pair_q = _grown(pair_q[:used], used + len(sizes), m + 3)
-        node_quality(keys_buf[d], cnt[:, 0], cnt[:, 2], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
+        add_node_quality(keys_buf[d], cnt[:, 0], cnt[:, 2], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
                      share_off, leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited)
         used += len(sizes)
         visited += 1
