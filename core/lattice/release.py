@@ -284,9 +284,9 @@ def write_release(
     # divergence, which read the suppressed rows' values and tuples, are left out for the same reason.
     del figures["quality"]["dm-star"]
     chosen = POLICIES.get((parameters or {}).get("policy") or "")
-    minimal = minimality(data.lattice, node, max_sup, (*models, *([k_map] if k_map else [])), lambda other: _satisfies(
-        node_suppression(data, other, k, sensitive_frequency=sensitive_frequency, models=models, k_map=k_map),
-        max_sup),
+    minimal = minimality(data.lattice, node, max_sup, (*models, *([k_map] if k_map else []), *criteria),
+                         lambda other: _satisfies(node_suppression(data, other, k, sensitive_frequency=sensitive_frequency,
+                                                                   models=models, k_map=k_map), max_sup, criteria),
         by_policy=chosen is not None and chosen.among == "k-minimal")
     body = {
         "kind": "generalization",
@@ -315,8 +315,11 @@ def write_release(
     return publish(target, write, verify, body, should_stop=should_stop)
 
 
-def _satisfies(suppression: NodeSuppression, max_sup: int) -> bool:
-    return int(suppression.sizes[suppression.suppressed].sum()) <= max_sup
+def _satisfies(suppression: NodeSuppression, max_sup: int, criteria: Sequence = ()) -> bool:
+    """The node's release keeps within MaxSup and meets every risk-based model."""
+    released = suppression.sizes[~suppression.suppressed]
+    return (int(suppression.sizes[suppression.suppressed].sum()) <= max_sup
+            and all(c.holds(c.table_figure(released)) for c in criteria))
 
 
 def _input_paths(data) -> list[Path]:

@@ -55,6 +55,8 @@ class AverageRisk:
 
     limit: float
     name: ClassVar[str] = "average-risk"
+    monotone_generalization: ClassVar[bool] = False  # see the module docstring (read by a report's minimality)
+    monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_risk"
     syntax: ClassVar[str] = "R"
 
@@ -86,6 +88,8 @@ class RecordsAtRisk:
     threshold: float
     share: float
     name: ClassVar[str] = "records-at-risk"
+    monotone_generalization: ClassVar[bool] = False
+    monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_records_at_risk"
     syntax: ClassVar[str] = "T:P"
 
@@ -132,6 +136,8 @@ class PopulationUniqueness:
     sampling_fraction: float
     strategy: str = field(default="numba", compare=False)  # uniqueness_by_node's: "numpy" compiles nothing
     name: ClassVar[str] = "population-uniqueness"
+    monotone_generalization: ClassVar[bool] = False
+    monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_uniqueness"
     syntax: ClassVar[str] = "U:F"
 

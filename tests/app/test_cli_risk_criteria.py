@@ -78,3 +78,14 @@ def test_a_release_of_a_sample_reports_the_population_s_risk_from_the_written_fi
     code = main(["release", "--sample", "adult", "--k", "2", "--sampling-fraction", "1.5", "-o", str(tmp_path / "x.csv")])
     assert code == 2 and capsys.readouterr().err.startswith("microrelease: error: --sampling-fraction: ")
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_release_says_a_node_is_k_minimal_as_the_search_under_a_risk_limit_does(tmp_path, capsys):
+    """The report's minimality reads the risk limit too: a node below that meets k and MaxSup but not the
+    limit does not make the chosen node non-minimal (it did, before the limit was checked there)."""
+    question = ["--sample", "adult", "--k", "2", "--max-sup", "5%", "--max-records-at-risk", "0.2:0.01", "--quiet"]
+    assert main(["search", *question, "--json"]) == 0
+    minimal = [n["vector"] for n in json.loads(capsys.readouterr().out)["k_minimal"]]
+    assert main(["release", *question, "-o", str(tmp_path / "r.csv")]) == 0
+    node = json.loads((tmp_path / "r.report.json").read_text())["node"]
+    assert node["vector"] in minimal and node["k_minimal"] is True, node["k_minimal_detail"]
