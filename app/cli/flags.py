@@ -28,6 +28,8 @@ FLAGS = {
     "weights": "--weights",
     "node": "--node",
     "strategy": "--strategy",
+    "memory_budget": "--memory-budget",
+    "time_limit": "--time-limit",
     "limit": "--limit",
     # re-identification risk
     "population": "--population",

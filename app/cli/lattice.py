@@ -5,9 +5,11 @@ models) and the whole-lattice profile built from it."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Self
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import (
     EngineRequest,
     ModelRequest,
@@ -24,12 +26,14 @@ from microrelease.app.cli.options import (
     add_table_options,
 )
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import POLICIES, Dataset, MicroreleaseError, build_profile, load_dataset
+from microrelease.core import POLICIES, Answer, Dataset, MicroreleaseError, build_profile, load_dataset, query
 from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.models.base import PrivacyModel
 from microrelease.core.models.profile import MODEL_STRATEGIES, build_model_profile
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
+from microrelease.core.search import PrunedAnswer, search_pruned
+from microrelease.core.search.strategy import Choice, choose, parse_bytes
 
 
 def add_lattice_options(p: argparse.ArgumentParser) -> None:
@@ -54,6 +58,8 @@ class LatticeRequest:
     models: ModelRequest | None  # None: k-anonymity alone
     strategy: str
     quiet: bool
+    memory_budget: int | None  # bytes the whole-lattice profile may take (None: the default)
+    time_limit: float | None  # seconds a pruned quality search may take
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, **command_fields) -> Self:
@@ -61,10 +67,11 @@ class LatticeRequest:
         query = QueryRequest.from_args(args)
         models = ModelRequest.from_args(args)
         engine = EngineRequest.from_args(args, default="pandas" if models else "duckdb")
-        if models and args.strategy not in MODEL_STRATEGIES:  # refused, not ignored
+        if models and args.strategy not in (*MODEL_STRATEGIES, "profile", "pruned"):  # refused, not ignored
             raise MicroreleaseError(f"{args.strategy!r} is not a strategy of the profile under privacy models; "
                                     f"choose one of {', '.join(MODEL_STRATEGIES)}", parameter="strategy")
-        return cls(table, query, engine, models, args.strategy, args.quiet, **command_fields)
+        budget = None if args.memory_budget is None else parse_bytes(args.memory_budget)
+        return cls(table, query, engine, models, args.strategy, args.quiet, budget, args.time_limit, **command_fields)
 
 
 @dataclass(frozen=True)
@@ -98,12 +105,39 @@ def read_rows(request: LatticeRequest) -> Rows:
                               engine_options=engine.options, progress=bar))
 
 
-def build(rows: Rows, request: LatticeRequest) -> LatticeProfile:
+def build(rows: Rows, request: LatticeRequest, kernel: str | None = None) -> LatticeProfile:
     """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
     quality = POLICIES[request.query.policy].quality  # ARX's quality models read the quality profile too
+    kernel = kernel or ("auto" if request.strategy in ("profile", "pruned") else request.strategy)
     if rows.models:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:
-            return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, strategy=request.strategy,
+            return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, strategy=kernel,
                                        progress=bar, quality=quality)
     with progress_bar("lattice profile", request.quiet) as bar:
-        return build_profile(rows.dataset, strategy=request.strategy, progress=bar, quality=quality)
+        return build_profile(rows.dataset, strategy=kernel, progress=bar, quality=quality)
+
+
+def answer(rows: Rows, request: LatticeRequest, *, k_map_profile: Callable[[], LatticeProfile] | None = None,
+           k_minimal: bool = True) -> tuple[Answer | PrunedAnswer, Choice]:
+    """The question answered by the search chosen by cost (:func:`microrelease.core.search.strategy.choose`):
+    the whole-lattice profile (``k_map_profile`` builds it under k-map) or the pruned search, which also
+    tags the whole lattice when ``k_minimal`` (the k-minimal set, Find_vector) is to be read."""
+    q = request.query
+    answerable = not rows.models and not q.criteria and k_map_profile is None
+    choice = choose(rows.dataset, q.policy, strategy=request.strategy, answerable=answerable,
+                    memory_budget=request.memory_budget)
+    if request.time_limit is not None and not POLICIES[q.policy].quality:
+        raise MicroreleaseError(f"{FLAGS['time_limit']} applies to a quality policy's search (the k-minimal set of "
+                                f"{FLAGS['policy']} {q.policy} is exact or nothing)", parameter="time_limit")
+    if choice.search == "pruned":
+        with progress_bar("pruned search", request.quiet) as bar:
+            pruned = search_pruned(rows.dataset, q.k, q.max_sup, q.policy, progress=bar, time_limit=request.time_limit)
+            if (k_minimal and request.time_limit is None) or not POLICIES[q.policy].quality:
+                pruned.k_minimal_indices  # noqa: B018 - tag the whole lattice under the bar
+        pruned.search.progress = None
+        return pruned, choice
+    if request.time_limit is not None:
+        raise MicroreleaseError(f"{FLAGS['time_limit']} applies to the pruned search (this question is answered by "
+                                "the whole-lattice profile)", parameter="time_limit")
+    profile = k_map_profile() if k_map_profile is not None else build(rows, request, choice.kernel)
+    return query(profile, q.k, q.max_sup, q.criteria), choice

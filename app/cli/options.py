@@ -19,11 +19,11 @@ from microrelease.app.cli.flags import FLAGS
 from microrelease.core import POLICIES, InvalidParameterError, MicroreleaseError
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.engines import ENGINES, output_format
-from microrelease.core.lattice.profile import STRATEGIES as PROFILE_STRATEGIES
 from microrelease.core.models.base import PrivacyModel
 from microrelease.core.models.profile import MODEL_STRATEGIES
 from microrelease.core.models.registry import parse_models, spec_parameters
 from microrelease.core.risk.criteria import parse_criteria
+from microrelease.core.search.strategy import STRATEGIES as SEARCH_STRATEGIES
 
 # --- parsing helpers and argparse types ------------------------------------------------------
 
@@ -126,9 +126,27 @@ def add_sensitive_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_strategy_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--strategy", default="auto", choices=list(PROFILE_STRATEGIES),
-                   help="how the whole-lattice profile is computed (under privacy models: one of "
-                        f"{', '.join(MODEL_STRATEGIES)})")
+    p.add_argument("--strategy", default="auto", choices=list(SEARCH_STRATEGIES),
+                   help="auto: the whole-lattice profile on small lattices, the pruned search on large ones; "
+                        "profile / pruned: force one; numba, numpy, direct: the profile with that kernel (under "
+                        f"privacy models: one of {', '.join(MODEL_STRATEGIES)})")
+    p.add_argument("--memory-budget", metavar="SIZE",
+                   help="memory the whole-lattice profile may take, e.g. 4GB (default: half the machine's); a "
+                        "profile estimated above it is refused before any work")
+    p.add_argument("--time-limit", type=positive_seconds, metavar="SECONDS",
+                   help="pruned search for a quality policy: stop after this long with the best node found and a "
+                        "proven bound on how far the optimum can be below it")
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type of --time-limit: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds. Got {text!r} instead.")
+    return value
 
 
 def add_quiet_option(p: argparse.ArgumentParser) -> None:

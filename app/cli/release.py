@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 
 from microrelease.app.cli.flags import FLAGS
-from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, build, read_rows
+from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import (
     KMapRequest,
     OutputRequest,
@@ -19,7 +19,7 @@ from microrelease.app.cli.options import (
 from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
 from microrelease.app.cli.search import k_map_model
-from microrelease.core import POLICIES, MicroreleaseError, query
+from microrelease.core import POLICIES, MicroreleaseError
 from microrelease.core.lattice.release import NodeRelease
 from microrelease.core.release import file_target
 from microrelease.core.validation import check_share, parse_max_sup
@@ -88,9 +88,9 @@ def run(request: ReleaseRequest) -> int:
         spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models,
                            criteria=criteria, k_map=k_map)
     else:
-        profile = joint.profile(k_map.k, quality=POLICIES[policy].quality) if k_map else build(rows, request)
-        answer = query(profile, k, max_sup, criteria)
-        node = answer.preferred(policy, weights).vector
+        profile = (lambda: joint.profile(k_map.k, quality=POLICIES[policy].quality)) if k_map else None
+        found, _ = answer(rows, request, k_map_profile=profile, k_minimal=False)
+        node = found.preferred(policy, weights).vector
         spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive_frequency, rows.models, f"policy {policy}",
                            policy, weights, criteria, k_map)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:

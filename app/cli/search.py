@@ -7,12 +7,10 @@ import json
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
-from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, build, read_rows
+from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import POLICIES, query
+from microrelease.core import POLICIES
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile, read_population
@@ -48,6 +46,20 @@ def k_map_profile(rows: Rows, request: LatticeRequest, k_map: KMapRequest) -> tu
     return joint.profile(model.k, quality=POLICIES[request.query.policy].quality), model
 
 
+def k_map_answer(rows: Rows, request: LatticeRequest) -> tuple:
+    """(answer, choice, the k-map model or None): the question answered as :func:`answer` does."""
+    if not request.k_map:
+        return (*answer(rows, request), None)
+    built = {}
+
+    def profile():
+        built["profile"], built["model"] = k_map_profile(rows, request, request.k_map)
+        return built["profile"]
+
+    found, choice = answer(rows, request, k_map_profile=profile)
+    return found, choice, built["model"]
+
+
 Request = SearchRequest  # what main() parses the Namespace into, once
 
 
@@ -60,10 +72,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(request: SearchRequest) -> int:
     started = time.perf_counter()
     rows = read_rows(request)
-    profile, k_map = k_map_profile(rows, request, request.k_map) if request.k_map else (build(rows, request), None)
+    found, choice, k_map = k_map_answer(rows, request)
     dataset, policy, weights = rows.dataset, request.query.policy, dict(request.query.weights)
-    answer = query(profile, request.query.k, request.query.max_sup, request.query.criteria)
-    preferred = answer.preferred(policy, weights)
+    preferred = found.preferred(policy, weights)
+    lattice = found.lattice
+    limited = request.time_limit is not None  # a best-effort search: the k-minimal set is not tagged
     hierarchies = dataset.hierarchies
 
     def named(node: dict) -> dict:  # "levels" beside "vector": {"age": "bands of 10", ...}
@@ -74,50 +87,75 @@ def run(request: SearchRequest) -> int:
     result = {
         "n_rows": dataset.n_rows,
         "qi": list(dataset.quasi_identifiers),
-        "heights": list(profile.lattice.heights),
-        "lattice_size": profile.lattice.size,
-        "k": answer.k,
-        "max_sup": answer.max_sup,
+        "heights": list(lattice.heights),
+        "lattice_size": lattice.size,
+        "search": {"strategy": choice.search, "reason": choice.reason,
+                   **({"nodes_evaluated": found.nodes_evaluated} if choice.search == "pruned" else {})},
+        "k": found.k,
+        "max_sup": found.max_sup,
         "missing_qi_values": dict(dataset.missing_counts),
         "engine": request.engine.name,
         **({"sensitive": rows.sensitive_frequency.attribute, "privacy_models": [m.describe() for m in rows.models]}
            if rows.models else {}),
-        **({"risk_criteria": [c.describe() for c in answer.criteria]} if answer.criteria else {}),
+        **({"risk_criteria": [c.describe() for c in found.criteria]} if found.criteria else {}),
         **({"k_map": {"criterion": k_map.describe(), "k": k_map.k, "population": request.k_map.population,
                       "population_rows": k_map.population.n_rows}} if k_map else {}),
-        "find_vector": named(answer.find_vector().to_dict()),
-        "k_minimal": [named({f: d[f] for f in KMIN_FIELDS}) for d in (n.to_dict() for n in answer.k_minimal_nodes())],
+        "find_vector": None if limited else named(found.find_vector().to_dict()),
+        "k_minimal": None if limited else [named({f: d[f] for f in KMIN_FIELDS})
+                                           for d in (n.to_dict() for n in found.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
     }
     if POLICIES[policy].among == "satisfying":  # ARX's optimum: its score, and the best k-minimal node if other
-        minimal = answer.preferred(policy, weights, among="k-minimal")
-        index = np.array([profile.lattice.index(preferred.vector)])
-        result["preferred"]["score"] = float(POLICIES[policy].score(profile.lattice, answer.stats, index, None)[0])
+        result["preferred"]["score"] = found.score(policy, preferred.vector)
         result["preferred"]["among"] = "every satisfying node"
-        result["preferred"]["best_k_minimal"] = None if minimal.vector == preferred.vector else named(minimal.to_dict())
+        if limited:
+            if found.timed_out:
+                result["preferred"]["among"] = "the satisfying nodes searched in time"
+            timed_out = found.timed_out
+            result["preferred"]["time_limited"] = {
+                "seconds": request.time_limit, "stopped": timed_out, "lower_bound": found.lower_bound,
+                "gap": result["preferred"]["score"] - found.lower_bound}
+        else:
+            minimal = found.preferred(policy, weights, among="k-minimal")
+            result["preferred"]["best_k_minimal"] = (None if minimal.vector == preferred.vector
+                                                     else named(minimal.to_dict()))
     if request.json:
         print(json.dumps(result, indent=2))
         return 0
     seconds = time.perf_counter() - started
-    print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {profile.lattice.size} "
-          f"nodes (heights {list(profile.lattice.heights)}) profiled in {seconds:.2f} s")
-    print(f"k = {answer.k}, MaxSup = {answer.max_sup} rows")
+    how = ("profiled" if choice.search == "profile" else
+           f"searched ({found.nodes_evaluated:,} nodes evaluated, the pruned search)")
+    print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {lattice.size} "
+          f"nodes (heights {list(lattice.heights)}) {how} in {seconds:.2f} s")
+    print(f"k = {found.k}, MaxSup = {found.max_sup} rows")
     if k_map:
         print(f"{k_map.describe()} against the population {request.k_map.population} "
               f"({k_map.population.n_rows:,} rows)")
-    fv = result["find_vector"]
-    print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"
-          f"\n  = {describe_vector(hierarchies, fv['vector'])}")
-    print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
-    print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}  levels")
-    for n in result["k_minimal"]:
-        print(f"  {str(n['vector']):<28} {n['height']:>6} {n['suppressed']:>7} {n['accuracy']:>8.3f} "
-              f"{n['completeness']:>8.3f} {n['distinct']:>8}  {describe_vector(hierarchies, n['vector'])}")
+    if limited:
+        print("k-minimal set and Find_vector: not computed under --time-limit (a best-effort quality search)")
+    else:
+        fv = result["find_vector"]
+        print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"
+              f"\n  = {describe_vector(hierarchies, fv['vector'])}")
+        print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
+        print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}  levels")
+        for n in result["k_minimal"]:
+            print(f"  {str(n['vector']):<28} {n['height']:>6} {n['suppressed']:>7} {n['accuracy']:>8.3f} "
+                  f"{n['completeness']:>8.3f} {n['distinct']:>8}  {describe_vector(hierarchies, n['vector'])}")
     p = result["preferred"]
     print(f"preferred by {policy}: {p['vector']} (suppressed {p['suppressed']}, accuracy {p['accuracy']:.3f}, "
           f"completeness {p['completeness']:.3f})\n  = {describe_vector(hierarchies, p['vector'])}")
     if "score" in p:
-        print(f"  {POLICIES[policy].label}: {p['score']:.6g} (the best of every satisfying node)")
+        stopped = p.get("time_limited", {}).get("stopped")
+        print(f"  {POLICIES[policy].label}: {p['score']:.6g} "
+              f"({'the best node found in time' if stopped else 'the best of every satisfying node'})")
+    if "time_limited" in p:
+        t = p["time_limited"]
+        if t["stopped"]:
+            print(f"  time limit of {t['seconds']:g} s reached: the best node found; no satisfying node scores below "
+                  f"{t['lower_bound']:.6g}, so the optimum is at most {t['gap']:.6g} better")
+        else:
+            print(f"  the search ended within the time limit of {t['seconds']:g} s: this is the optimum")
     if p.get("best_k_minimal"):
         print(f"  (the best of every satisfying node; the best k-minimal one is {p['best_k_minimal']['vector']})")
     return 0

@@ -29,10 +29,12 @@ from microrelease.core.lattice.profile import ClassStats
 
 def relative_distance(lattice: Lattice, grid: np.ndarray | None = None) -> np.ndarray:
     """Sum of d_i / h_i per node (QIs with height 0 contribute 0)."""
-    grid = lattice.grid if grid is None else grid
-    h = np.asarray(lattice.heights, dtype=float)
-    safe = np.where(h > 0, h, 1.0)
-    return (grid / safe).sum(axis=1)
+    grid = lattice.grid if grid is None else np.atleast_2d(grid)
+    total = np.zeros(len(grid))
+    for i, h in enumerate(lattice.heights):  # QI by QI: the same sum for one node as for the whole lattice
+        if h > 0:
+            total += grid[:, i] / h
+    return total
 
 
 @dataclass(frozen=True)

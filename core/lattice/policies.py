@@ -100,9 +100,16 @@ def prefer(
     if len(candidates) == 0:
         raise InvalidParameterError("no candidate node to choose from")
     w = weight_vector(lattice, weights)
+    primary = chosen.score(lattice, stats, candidates, w)
+    return int(candidates[tie_break(lattice, primary, lattice.grid[candidates], stats.suppressed[candidates])])
+
+
+def tie_break(lattice: Lattice, primary: np.ndarray, grid: np.ndarray, suppressed: np.ndarray) -> int:
+    """Position of the preferred candidate: the smallest ``primary`` score, then fewer ``suppressed``
+    rows, then smaller relative distance, then the lexicographically smallest vector (rows of ``grid``)."""
     # Rounded so that sums like 1/3 + 2/3 and 1 tie instead of differing in the last bit.
-    primary = np.round(chosen.score(lattice, stats, candidates, w), 9)
-    rel = np.round(relative_distance(lattice, lattice.grid[candidates]), 9)
-    keys = [lattice.grid[candidates, i] for i in range(len(lattice.heights) - 1, -1, -1)]
-    keys += [rel, stats.suppressed[candidates], primary]
-    return int(candidates[np.lexsort(keys)[0]])
+    primary = np.round(np.asarray(primary, dtype=float), 9)
+    rel = np.round(relative_distance(lattice, grid), 9)
+    keys = [grid[:, i] for i in range(len(lattice.heights) - 1, -1, -1)]
+    keys += [rel, np.asarray(suppressed), primary]
+    return int(np.lexsort(keys)[0])

@@ -231,6 +231,11 @@ class Answer:
             )
         return self.node(prefer(policy, self.lattice, self.stats, candidates, weights))
 
+    def score(self, policy: str, node: Node | int) -> float:
+        """Policy ``policy``'s score of one node (a quality policy's: read from the profile)."""
+        i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
+        return float(check_policy(policy).score(self.lattice, self.stats, np.array([i]), None)[0])
+
 
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
     """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:

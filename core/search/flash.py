@@ -1,0 +1,219 @@
+"""The pruned exact search: Flash's binary search along paths with predictive tagging, and
+branch-and-bound for ARX's quality models (Kohlmayer, Prasser, Eckert, Kemper & Kuhn, "Flash:
+efficient, stable and optimal k-anonymity", PASSAT 2012; El Emam et al.'s OLA, JAMIA 2009).
+
+Nodes are taken by height, then node number (lexicographic order). An untagged node starts a *path*:
+greedily up through untagged nodes, each step to the successor with the smallest lower bound; a binary
+search along the path evaluates its middle node, tags the box above it (satisfies) or below it (fails)
+and halves the path, so the first node is classified after about log2(path length) evaluations
+(Flash §4.2). k-anonymity with minimal required suppression is monotone (Samarati Lemma 5.1), so the
+tags are exact and every node ends tagged: the k-minimal set (satisfying nodes whose direct
+predecessors all fail) and Find_vector's probes are read off the tags.
+
+For a quality model with a generalization-only lower bound (:mod:`~microrelease.core.search.bounds`),
+only the nodes whose bound is at most the best score found so far are visited (branch and bound, as
+ARX prunes by ``getLowerBound``), and every satisfying one is evaluated for its score: the best of them
+is the exact optimum over every satisfying node. Without a bound, every satisfying node is evaluated.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from microrelease.core.exceptions import Cancelled
+from microrelease.core.search.bounds import BOUNDED, QualityConstants
+from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
+from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
+
+MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this of the best may tie
+
+
+class PrunedSearch:
+    """The state of one pruned search for (k, MaxSup) over ``evaluator``'s lattice (see the module
+    docstring). ``quality``: the quality model whose optimum is sought (None: classify only)."""
+
+    def __init__(self, evaluator: NodeEvaluator, k: int, max_sup: int, *, quality: str | None = None,
+                 constants: QualityConstants | None = None, progress: Callable[[float], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None, time_limit: float | None = None) -> None:
+        self.evaluator, self.k, self.max_sup, self.quality = evaluator, int(k), int(max_sup), quality
+        self.heights = evaluator.heights
+        self.shape = tuple(int(h) + 1 for h in self.heights)
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.strides = strides_of(self.heights)
+        self.status = np.zeros(self.size, dtype=np.uint8)
+        self.figures: dict[int, NodeFigures] = {}
+        self.scores: dict[int, float] = {}
+        self.constants = constants
+        self.progress, self.should_stop = progress, should_stop
+        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.timed_out = False
+        self.lower_bound = -np.inf  # no satisfying node scores below this (the best score once done)
+        self._projected = False
+        self.best = np.inf
+        heights = np.zeros(self.shape, dtype=np.int16)
+        for i, h in enumerate(self.heights):
+            heights += np.arange(h + 1, dtype=np.int16).reshape([-1 if j == i else 1 for j in range(len(self.shape))])
+        flat_heights = heights.reshape(-1)
+        index_dtype = np.int32 if self.size < 2**31 else np.int64
+        self.order = np.argsort(flat_heights, kind="stable").astype(index_dtype)
+        self.height_start = np.searchsorted(flat_heights[self.order], np.arange(int(self.heights.sum()) + 2))
+        if quality is not None and quality in BOUNDED:
+            self.bounds = constants.lower_bound(quality, self.shape)
+        else:  # the path heuristic only: precision's bound, the mean of d_i / h_i
+            self.bounds = _plain(self.heights).lower_bound("precision", self.shape)
+
+    # --- nodes -----------------------------------------------------------------------------------
+    def vector(self, index: int) -> np.ndarray:
+        return np.array(np.unravel_index(int(index), self.shape), dtype=np.int64)
+
+    def index(self, vector) -> int:
+        return int(np.dot(np.asarray(vector, dtype=np.int64), self.strides))
+
+    def evaluate(self, index: int) -> NodeFigures:
+        """Roll ``index`` up, tag it and the box it decides, and score it if it satisfies."""
+        index = int(index)
+        if index in self.figures:
+            return self.figures[index]
+        vec = self.vector(index)
+        f = self.evaluator.figures(vec, self.k, give_up=self.max_sup, quality_within=self.max_sup if self.quality else None)
+        self.figures[index] = f
+        sat = f.suppressed <= self.max_sup
+        tag_box(self.status, index, vec, self.heights, self.strides, SAT if sat else UNSAT, sat)
+        self.status[index] |= EVALUATED
+        if sat and self.quality is not None:
+            score = self.constants.score(self.quality, vec, f)
+            self.scores[index] = score
+            self.best = min(self.best, score)
+        return f
+
+    def satisfies(self, index: int) -> bool:
+        if not self.status[index] & (SAT | UNSAT):
+            self.evaluate(index)
+        return bool(self.status[index] & SAT)
+
+    # --- the search ------------------------------------------------------------------------------
+    def _check_path(self, path: np.ndarray, top_first: bool) -> None:
+        """Binary search for the lowest satisfying node of ``path``. ``top_first``: evaluate its last
+        node first, for a path cut at the bound: when that fails, the whole path does with it."""
+        low, high = 0, len(path) - 1
+        if top_first and len(path) > 1:
+            if not self.satisfies(int(path[-1])):
+                return
+            high -= 1
+        while low <= high:
+            mid = (low + high) // 2
+            if self.satisfies(int(path[mid])):
+                high = mid - 1
+            else:
+                low = mid + 1
+
+    def _bound(self) -> float:
+        if self.quality is None or self.quality not in BOUNDED:
+            return np.inf
+        return self.best + MARGIN
+
+    def project(self) -> None:
+        """Evaluate the projections on pairs of QIs: the nodes at the top in every QI but two. They are
+        high in the lattice, so cheap (few classes), and one that fails tags every node at or below its
+        two levels: most of the low nodes a bound leaves open fail so, without being rolled up."""
+        top = self.heights
+        m = len(top)
+        for i in range(m):
+            for j in range(i + 1, m):
+                for a in range(int(top[i]), -1, -1):
+                    for b in range(int(top[j]), -1, -1):
+                        vec = top.copy()
+                        vec[i], vec[j] = a, b
+                        index = self.index(vec)
+                        if not self.status[index] & (SAT | UNSAT):
+                            self.evaluate(index)
+
+    def run(self) -> PrunedSearch:
+        """Visit every open node (see the module docstring) until none is left, the time limit
+        passes (``timed_out``) or ``should_stop`` says so (:class:`Cancelled`)."""
+        want = 1 if self.quality is not None else 0
+        if want and not self._projected:
+            self._projected = True
+            self.project()
+        cursor, done = 0, 0
+        while True:
+            bound = self._bound()
+            pos = next_open(self.order, cursor, self.status, self.bounds, bound, want)
+            if pos < 0:
+                break
+            index = int(self.order[pos])
+            if not self.status[index] & (SAT | UNSAT):
+                path = path_up(self.status, index, self.vector(index), self.heights, self.strides, self.bounds, bound)
+                self._check_path(path, bound < np.inf)
+            if want and self.status[index] & SAT and self.bounds[index] <= self._bound():
+                self.evaluate(index)
+            cursor = pos + 1
+            done += 1
+            if done % 64 == 0:
+                self._poll(cursor)
+                if self.timed_out:
+                    self.lower_bound = self._open_bound(cursor, want)
+                    break
+        if not self.timed_out:
+            self.lower_bound = self.best
+        if self.progress is not None:
+            self.progress(1.0)
+        return self
+
+    def _open_bound(self, cursor: int, want: int) -> float:
+        """After a time limit: no satisfying node scores below this. Every node before ``cursor`` is
+        done; an open node after it, or any node above one, scores at least the open node's bound."""
+        if self.quality not in BOUNDED:
+            return -np.inf
+        rest = self.order[cursor:]
+        status, bounds = self.status[rest], self.bounds[rest]
+        untagged = (status & (SAT | UNSAT)) == 0
+        unscored = (status & SAT > 0) & (status & EVALUATED == 0) if want else np.zeros(len(rest), dtype=bool)
+        open_ = (untagged | unscored) & (bounds <= self._bound())
+        return float(min(self.best, bounds[open_].min(initial=np.inf)))
+
+    def _poll(self, cursor: int) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise Cancelled("search cancelled")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.timed_out = True
+        if self.progress is not None:
+            self.progress(min(0.99, cursor / len(self.order)))
+
+    def classify_all(self) -> None:
+        """Tag every node (the k-minimal set and Find_vector read the tags), reusing what is known."""
+        saved, self.quality = self.quality, None
+        try:
+            self.run()
+        finally:
+            self.quality = saved
+
+    # --- what the tags tell ----------------------------------------------------------------------
+    def minimal(self) -> np.ndarray:
+        """Node numbers of the k-minimal set (every node tagged), ascending: satisfying evaluated nodes
+        whose direct predecessors all fail (a minimal node has no satisfying node below to tag it)."""
+        candidates = np.array(sorted(i for i, f in self.figures.items() if f.suppressed <= self.max_sup),
+                              dtype=np.int64)
+        keep = np.ones(len(candidates), dtype=bool)
+        for a, stride in enumerate(self.strides):
+            level = (candidates // stride) % self.shape[a]
+            has = level > 0
+            pred = candidates[has] - stride
+            keep[np.flatnonzero(has)[(self.status[pred] & SAT) > 0]] = False
+        return candidates[keep]
+
+    def nodes_at_height(self, height: int) -> np.ndarray:
+        """Node numbers of one height, ascending (lexicographic order of the vectors)."""
+        if not 0 <= height < len(self.height_start) - 1:
+            return np.zeros(0, dtype=np.int64)
+        return self.order[self.height_start[height]:self.height_start[height + 1]].astype(np.int64)
+
+
+def _plain(heights: np.ndarray) -> QualityConstants:
+    """Constants for precision's bound alone (it reads only the heights)."""
+    m = len(heights)
+    return QualityConstants(1, heights, np.ones(m, dtype=np.int64), np.zeros((m, int(heights.max()) + 1)),
+                            np.zeros((m, int(heights.max()) + 1)))

@@ -1,0 +1,40 @@
+"""One (k, MaxSup, policy) question answered by the pruned search (:mod:`~microrelease.core.search.flash`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.lattice.frequency import FrequencySource
+from microrelease.core.lattice.policies import check_policy
+from microrelease.core.search.answer import PrunedAnswer, supports
+from microrelease.core.search.bounds import QualityConstants
+from microrelease.core.search.evaluator import CACHE_BUDGET, NodeEvaluator
+from microrelease.core.search.flash import PrunedSearch
+from microrelease.core.validation import check_k, parse_max_sup
+
+
+def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: str = "min-relative", *,
+                  evaluator: NodeEvaluator | None = None, progress: Callable[[float], None] | None = None,
+                  should_stop: Callable[[], bool] | None = None, time_limit: float | None = None,
+                  cache_budget: int = CACHE_BUDGET) -> PrunedAnswer:
+    """Answer (k, MaxSup) for k-anonymity with minimal required suppression without the whole-lattice
+    profile. A quality ``policy`` is searched for at once (its optimum over every satisfying node); the
+    k-minimal set and Find_vector are tagged when first asked for.
+
+    evaluator : a :class:`NodeEvaluator` of ``source`` to reuse (its cache stays warm across questions).
+    time_limit : seconds after which the quality search stops with the best node found so far.
+    """
+    k = check_k(k, source.n_rows)
+    max_sup = parse_max_sup(max_sup, source.n_rows)
+    chosen = check_policy(policy)
+    if not supports(policy):
+        raise InvalidParameterError(f"the pruned search does not score the policy {policy!r} yet; use the "
+                                    "whole-lattice profile (strategy 'profile')", parameter="policy")
+    evaluator = evaluator or NodeEvaluator(source, cache_budget=cache_budget)
+    constants = QualityConstants.of(source)
+    search = PrunedSearch(evaluator, k, max_sup, quality=policy if chosen.quality else None, constants=constants,
+                          progress=progress, should_stop=should_stop, time_limit=time_limit)
+    if chosen.quality:
+        search.run()
+    return PrunedAnswer(source.lattice, search)

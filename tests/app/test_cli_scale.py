@@ -1,0 +1,102 @@
+"""The search command at many QIs: the strategy chosen by cost, a profile that would not fit refused before
+any work, a 12-QI search answered within the memory budget, and the time-limited best effort."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from microrelease.app.cli import main
+from microrelease.core import write_arx
+
+from wide_data import wide_table
+
+
+def write_wide(tmp_path, n_qi: int):
+    table, qi, hierarchies = wide_table(n_qi)
+    data = tmp_path / "wide.csv"
+    table[list(qi)].to_csv(data, index=False)
+    for name in qi:
+        write_arx(hierarchies[name], tmp_path / f"wide_hierarchy_{name}.csv")
+    return ["search", str(data), "--qi", ",".join(qi), "--hierarchy-dir", str(tmp_path), "--k", "5",
+            "--max-sup", "1%", "--quiet"]
+
+
+def run(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def wide12(tmp_path_factory):
+    return write_wide(tmp_path_factory.mktemp("wide12"), 12)
+
+
+def test_a_profile_over_the_memory_budget_is_refused_before_any_work(wide12, capsys):
+    started = time.process_time()
+    code, out, err = run(capsys, *wide12, "--policy", "loss", "--strategy", "profile", "--memory-budget", "1GB")
+    assert code != 0 and out == ""
+    line = err.strip()
+    assert "\n" not in line
+    assert line.startswith("microrelease: error: --strategy: the whole-lattice profile of 349,920 nodes would need "
+                           "about ")
+    assert line.endswith("over the budget of 1.0 GB; use strategy 'pruned' (or 'auto')")
+    assert time.process_time() - started < 30  # the estimate, not the profile (which takes minutes)
+
+
+def test_a_12_qi_search_is_answered_by_the_pruned_search_within_the_budget(wide12, tmp_path):
+    """In its own process, so that its peak memory is its own (the kernel's accounting of it)."""
+    out, err = tmp_path / "out.json", tmp_path / "err.txt"
+    with out.open("w") as o, err.open("w") as e:
+        proc = subprocess.Popen([sys.executable, "-m", "microrelease.app.cli", *wide12, "--policy", "loss",
+                                 "--json"], stdout=o, stderr=e)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, for its rusage
+    assert proc.returncode == 0, err.read_text()
+    result = json.loads(out.read_text())
+    assert result["lattice_size"] == 349_920
+    assert result["search"]["strategy"] == "pruned"
+    assert 0 < result["search"]["nodes_evaluated"] < result["lattice_size"] / 10
+    assert result["preferred"]["vector"] == [0, 3, 1, 1, 3, 2, 1, 2, 0, 1, 2, 1]
+    assert len(result["k_minimal"]) == 2847
+    assert usage.ru_maxrss < 1.5 * (1 << 20)  # KB: at most 1.5 GB
+
+
+def test_the_time_limit_gives_the_best_found_with_a_proven_bound(wide12, capsys):
+    code, out, err = run(capsys, *wide12, "--policy", "loss", "--time-limit", "0.5", "--json")
+    assert code == 0, err
+    preferred = json.loads(out)["preferred"]
+    limited = preferred["time_limited"]
+    assert limited["stopped"]
+    assert preferred["among"] == "the satisfying nodes searched in time"
+    # the optimum's Loss (tests/core/search: the pruned search equals the profile) lies in the bound
+    optimum = 0.46953  # search --policy loss on this table, without a limit (the test above's node)
+    assert limited["lower_bound"] <= optimum + 1e-5 <= preferred["score"] + 1e-5
+    assert limited["gap"] == pytest.approx(preferred["score"] - limited["lower_bound"])
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--time-limit", "5"], "--time-limit: --time-limit applies to a quality policy's search"),
+    (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
+    (["--memory-budget", "lots"], "--memory-budget: The 'memory_budget' parameter must be a size such as 2GB"),
+])
+def test_bad_flags_are_refused_naming_them(extra, message, capsys):
+    try:
+        code = main(["search", "--sample", "toy", "--k", "2", *extra])
+    except SystemExit as exc:  # argparse's own refusal
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code != 0 and message in err, err
+
+
+def test_pruned_is_refused_under_privacy_models(capsys):
+    code, _, err = run(capsys, "search", "--sample", "adult", "--k", "5", "--sensitive", "salary-class",
+                       "--l-diversity", "distinct:2", "--strategy", "pruned")
+    assert code != 0
+    assert "--strategy: the pruned search does not answer privacy models, risk criteria and k-map yet" in err
