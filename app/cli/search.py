@@ -7,6 +7,7 @@ import json
 import time
 from dataclasses import dataclass
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
 from microrelease.app.cli.progress import progress_bar
@@ -132,7 +133,7 @@ def run(request: SearchRequest) -> int:
         print(f"{k_map.describe()} against the population {request.k_map.population} "
               f"({k_map.population.n_rows:,} rows)")
     if limited:
-        print("k-minimal set and Find_vector: not computed under --time-limit (a best-effort quality search)")
+        print(f"k-minimal set and Find_vector: not computed under {FLAGS['time_limit']} (a best-effort quality search)")
     else:
         fv = result["find_vector"]
         print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"

@@ -25,7 +25,7 @@ from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.profile import key_spec
 
 CACHE_BUDGET = 256 << 20  # bytes of class snapshots kept (keys and counts, 16 bytes a class)
-STAGE, STAGE_CLASSES = 4, 4096  # a roll-up this many levels up from this many classes goes halfway first
+STAGE, STAGE_CLASSES = 6, 4096  # a roll-up this many levels up from this many classes goes halfway first
 MAX_ENTRIES = 1 << 14  # snapshots kept at most (the nearest one is looked for among all)
 
 
@@ -77,8 +77,16 @@ class NodeEvaluator:
         self.shifts, self.masks = spec.shifts, spec.masks
         self.n_rows = int(source.frequency.n_rows)
         # per QI and pair of levels, what a code's move adds to a key (its field's new value minus its old)
-        self._deltas = [{ab: (up - np.arange(len(up))) << self.shifts[i] for ab, up in maps.items()}
-                        for i, maps in enumerate(_up_maps(self.hierarchies))]
+        # what a code's move adds to a key (its field's new value minus its old, shifted into place), for
+        # each QI and pair of levels, in one flat array: ``_deltas[_delta_at[i][(a, b)]:]``
+        flat, self._delta_at, at = [], [], 0
+        for i, maps in enumerate(_up_maps(self.hierarchies)):
+            self._delta_at.append({})
+            for ab, up in maps.items():
+                flat.append((up - np.arange(len(up))) << self.shifts[i])
+                self._delta_at[i][ab] = at
+                at += len(up)
+        self._deltas = np.concatenate(flat) if flat else np.zeros(1, np.int64)
         self.share_flat, self.share_off = share_tables(self.hierarchies)
         self.value_off = value_offsets(self.hierarchies)
         self._value_count = np.zeros(int(self.value_off[-1]))
@@ -172,10 +180,8 @@ class NodeEvaluator:
         return out_keys, out_counts
 
     def _moves(self, start, node, changed) -> tuple[np.ndarray, np.ndarray]:
-        """What :func:`roll_to` adds to a key for each changed QI's move from ``start`` to ``node``."""
-        deltas = [self._deltas[i][(start[i], node[i])] for i in changed]
-        offsets = np.concatenate(([0], np.cumsum([len(d) for d in deltas])[:-1])).astype(np.int64)
-        return (np.concatenate(deltas) if deltas else np.zeros(1, np.int64)), offsets
+        """Where :func:`roll_to` reads what each changed QI's move from ``start`` to ``node`` adds to a key."""
+        return self._deltas, np.array([self._delta_at[i][(start[i], node[i])] for i in changed], dtype=np.int64)
 
     def _remember(self, node, classes) -> None:
         size = classes[0].nbytes + classes[1].nbytes

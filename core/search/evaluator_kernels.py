@@ -108,13 +108,12 @@ def roll_to(keys, counts, changed, shifts, masks, deltas_flat, deltas_off, split
     scratch of at least 2 × len(keys) rounded up to a power of two.
     """
     n = len(keys)
-    rolled = np.empty(max(n, 1), np.int64)
-    for i in range(n):
-        key = keys[i]
-        for j in range(len(changed)):
-            a = changed[j]
-            key += deltas_flat[deltas_off[j] + ((key >> shifts[a]) & masks[a])]
-        rolled[i] = key
+    # the split QI's field alone first (where its value at the new level changes: the blocks), so that
+    # a roll-up that gives up never rewrites the keys it does not read
+    split_move = -1
+    for j in range(len(changed)):
+        if changed[j] == split:
+            split_move = j
     out_keys = np.empty(max(n, 1), np.int64)
     out_counts = np.empty(max(n, 1), np.int64)
     slots = np.empty(max(n, 1), np.int64)
@@ -122,9 +121,14 @@ def roll_to(keys, counts, changed, shifts, masks, deltas_flat, deltas_off, split
     suppressed = 0
     lo = 0
     while lo < n:
-        value = (rolled[lo] >> shifts[split]) & masks[split]
+        digit = (keys[lo] >> shifts[split]) & masks[split]
+        value = digit + (deltas_flat[deltas_off[split_move] + digit] >> shifts[split] if split_move >= 0 else 0)
         hi = lo + 1
-        while hi < n and (rolled[hi] >> shifts[split]) & masks[split] == value:
+        while hi < n:
+            digit = (keys[hi] >> shifts[split]) & masks[split]
+            moved = digit + (deltas_flat[deltas_off[split_move] + digit] >> shifts[split] if split_move >= 0 else 0)
+            if moved != value:
+                break
             hi += 1
         bits = 4
         while (1 << bits) < 2 * (hi - lo):
@@ -133,7 +137,10 @@ def roll_to(keys, counts, changed, shifts, masks, deltas_flat, deltas_off, split
         wrap = (1 << bits) - 1
         first = m
         for i in range(lo, hi):
-            key = rolled[i]
+            key = keys[i]
+            for j in range(len(changed)):
+                a = changed[j]
+                key += deltas_flat[deltas_off[j] + ((key >> shifts[a]) & masks[a])]
             s = np.int64((np.uint64(key) * _GOLDEN) >> hash_shift)
             while True:
                 tk = table_keys[s]

@@ -43,6 +43,7 @@ class PrunedSearch:
         self.shape = tuple(int(h) + 1 for h in self.heights)
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.strides = strides_of(self.heights)
+        self._shape = np.array(self.shape, dtype=np.int64)
         self.status = np.zeros(self.size, dtype=np.uint8)
         self.figures: dict[int, NodeFigures] = {}
         self.scores: dict[int, float] = {}
@@ -67,7 +68,7 @@ class PrunedSearch:
 
     # --- nodes -----------------------------------------------------------------------------------
     def vector(self, index: int) -> np.ndarray:
-        return np.array(np.unravel_index(int(index), self.shape), dtype=np.int64)
+        return (int(index) // self.strides) % self._shape
 
     def index(self, vector) -> int:
         return int(np.dot(np.asarray(vector, dtype=np.int64), self.strides))
