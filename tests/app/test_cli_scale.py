@@ -10,11 +10,10 @@ import sys
 import time
 
 import pytest
+from wide_data import wide_table
 
 from microrelease.app.cli import main
 from microrelease.core import write_arx
-
-from wide_data import wide_table
 
 
 def write_wide(tmp_path, n_qi: int):
