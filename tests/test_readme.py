@@ -19,6 +19,14 @@ def test_python_example_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "adult_k5.csv").exists() and (tmp_path / "adult_k5.report.json").exists()
 
 
+def test_pruned_search_example_runs(capsys):
+    block = re.findall(r"```python\n(.*?)```", README.split("## Python API")[1], re.S)[1]
+    exec(compile(block, "README.md", "exec"), {})
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("(0, 3, 0, 1, 3, 1, 1, 2) 0.358785 ")  # ARX's Loss optimum on adult, k = 5, 1 %
+    assert lines[1] == "324 k-minimal nodes"
+
+
 def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
     first, second = blocks[0], blocks[1]

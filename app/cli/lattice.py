@@ -127,8 +127,8 @@ def answer(rows: Rows, request: LatticeRequest, *, k_map_profile: Callable[[], L
     choice = choose(rows.dataset, q.policy, strategy=request.strategy, answerable=answerable,
                     memory_budget=request.memory_budget)
     if request.time_limit is not None and not POLICIES[q.policy].quality:
-        raise MicroreleaseError(f"{FLAGS['time_limit']} applies to a quality policy's search (the k-minimal set of "
-                                f"{FLAGS['policy']} {q.policy} is exact or nothing)", parameter="time_limit")
+        raise MicroreleaseError(f"applies to a quality policy's search (the k-minimal set of {FLAGS['policy']} "
+                                f"{q.policy} is exact or nothing)", parameter="time_limit")
     if choice.search == "pruned":
         with progress_bar("pruned search", request.quiet) as bar:
             pruned = search_pruned(rows.dataset, q.k, q.max_sup, q.policy, progress=bar, time_limit=request.time_limit)
@@ -137,7 +137,7 @@ def answer(rows: Rows, request: LatticeRequest, *, k_map_profile: Callable[[], L
         pruned.search.progress = None
         return pruned, choice
     if request.time_limit is not None:
-        raise MicroreleaseError(f"{FLAGS['time_limit']} applies to the pruned search (this question is answered by "
-                                "the whole-lattice profile)", parameter="time_limit")
+        raise MicroreleaseError(f"applies to the pruned search, and this question is answered by the whole-lattice "
+                                f"profile ({choice.reason})", parameter="time_limit")
     profile = k_map_profile() if k_map_profile is not None else build(rows, request, choice.kernel)
     return query(profile, q.k, q.max_sup, q.criteria), choice

@@ -127,15 +127,16 @@ def add_sensitive_option(p: argparse.ArgumentParser) -> None:
 
 def add_strategy_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=list(SEARCH_STRATEGIES),
-                   help="auto: the whole-lattice profile on small lattices, the pruned search on large ones; "
-                        "profile / pruned: force one; numba, numpy, direct: the profile with that kernel (under "
-                        f"privacy models: one of {', '.join(MODEL_STRATEGIES)})")
+                   help="auto: the pruned search where it answers the question (k-anonymity, every policy but "
+                        "kl-divergence), else the whole-lattice profile; profile / pruned: force one; numba, numpy, "
+                        f"direct: the profile with that kernel (under privacy models: one of "
+                        f"{', '.join(MODEL_STRATEGIES)})")
     p.add_argument("--memory-budget", metavar="SIZE",
                    help="memory the whole-lattice profile may take, e.g. 4GB (default: half the machine's); a "
                         "profile estimated above it is refused before any work")
     p.add_argument("--time-limit", type=positive_seconds, metavar="SECONDS",
-                   help="pruned search for a quality policy: stop after this long with the best node found and a "
-                        "proven bound on how far the optimum can be below it")
+                   help="search, quality policy with a lower bound (loss, precision, height, nu-entropy): stop after "
+                        "this long with the best node found and a proven bound on how far the optimum can be below it")
 
 
 def positive_seconds(text: str) -> float:

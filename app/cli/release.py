@@ -78,6 +78,9 @@ def run(request: ReleaseRequest) -> int:
                                 table.hierarchy_dir, attributes)
     file_target(output.path, protected=protected, force=output.force)  # refused before any work, not after
     refuse_hierarchy_names(output.path, table.hierarchy_dir, attributes)
+    if request.time_limit is not None:  # refused before any work: a release is decided on an exact answer
+        raise MicroreleaseError("applies to search only: a release is written from an exact answer (give "
+                                f"{FLAGS['node']} to release a node a time-limited search found)", parameter="time_limit")
     rows = read_rows(request)
     k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)

@@ -173,8 +173,10 @@ class PrunedAnswer:
             candidates = self.k_minimal_indices
         else:
             if self.search.quality != policy:
-                raise InvalidParameterError(f"this search sought the optimum of {self.search.quality!r}, not of "
-                                            f"{policy!r}; search again with policy={policy!r}", parameter="policy")
+                sought = (f"the optimum of {self.search.quality!r}" if self.search.quality else
+                          "the k-minimal set (no quality policy)")
+                raise InvalidParameterError(f"this search sought {sought}, not {policy!r} among every satisfying "
+                                            f"node; search again with policy={policy!r}", parameter="policy")
             candidates = np.array(sorted(self.search.scores), dtype=np.int64)
         if len(candidates) == 0:
             top = self.search.evaluate(self.search.size - 1)

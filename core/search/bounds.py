@@ -14,7 +14,8 @@ search may skip every node whose bound is above the best score found:
   S·H(their values) >= 0 per QI).
 
 DM, DM* and AECS have no bound that depends on the levels alone (they read the class sizes), and KL
-divergence is not computed here: the search declares them as such (:data:`BOUNDED`).
+divergence is not computed here: the search declares them as such (:data:`BOUNDED`). DM* never
+decreases up the lattice, so its optimum is among the k-minimal nodes (:data:`AT_MINIMAL`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from microrelease.core.lattice.quality_profile import conditional_entropy, share
 from microrelease.core.search.evaluator import NodeFigures
 
 BOUNDED = frozenset({"loss", "precision", "height", "nu-entropy"})  # a separable lower bound exists
+# never lower above a node, and equal only where no classes merge (the same suppression, more generalization,
+# so the tie-break prefers the node below): the optimum over every satisfying node is a k-minimal one
+AT_MINIMAL = frozenset({"dm-star"})
 SCORED = frozenset({"loss", "precision", "height", "discernibility", "dm-star", "aecs", "nu-entropy"})
 
 

@@ -98,6 +98,9 @@ class NodeEvaluator:
         self._table_idx = np.empty(1 << bits, dtype=np.int64)  # evaluator serves one thread at a time
         self.cache_budget = int(cache_budget)
         # staging raises first the QIs whose ground domains are largest (they split the most classes)
+        depth = int(self.heights.max()) + 1
+        self._level_sizes = np.array([[h.level_size(min(d, h.height)) for d in range(depth)]
+                                      for h in self.hierarchies], dtype=np.int64)
         self._stage_order = [int(i) for i in np.argsort([-len(h.ground) for h in self.hierarchies], kind="stable")]
         self._cache: OrderedDict = OrderedDict()  # node -> slot, least recently used first
         self._classes: dict = {}  # slot -> (keys, counts)
@@ -127,18 +130,19 @@ class NodeEvaluator:
         ``complete`` is False, the classes are some of the node's only, and they are not kept."""
         from microrelease.core.search.evaluator_kernels import nearest_below, roll_to
 
-        node = tuple(int(d) for d in node)
+        vector = np.asarray(node, dtype=np.int64)
+        node = tuple(vector.tolist())
         slot = self._cache.get(node)
         if slot is not None:
             self._cache.move_to_end(node)
             return (*self._classes[slot][:2], True)
-        slot = nearest_below(self._levels, self._sizes, np.asarray(node, dtype=np.int64), len(self._bottom[1]))
+        slot = nearest_below(self._levels, self._sizes, vector, len(self._bottom[1]))
         if slot < 0:  # from the bottom, sorted by the QI with the most values at this node: the most blocks
-            start = source = tuple([0] * len(node))
-            split = max(range(len(node)), key=lambda i: (self.hierarchies[i].level_size(node[i]), -i))
+            start = source = self._bottom[0]
+            split = int(np.argmax(self._level_sizes[np.arange(len(node)), vector]))  # the first on ties
             keys, counts = self._blocked[split]
         else:
-            start = source = tuple(int(d) for d in self._levels[slot])
+            start = source = tuple(self._levels[slot].tolist())
             keys, counts, split = self._classes[slot]
             self._cache.move_to_end(start)
         gap = sum(node) - sum(start)
@@ -152,10 +156,10 @@ class NodeEvaluator:
                 gained += step
             start = tuple(halfway)
             keys, counts = self._staged(start, keys, counts, split, source)
-        changed = [i for i, (a, b) in enumerate(zip(start, node, strict=True)) if b > a]
+        changed = np.flatnonzero(vector > np.asarray(start))
         flat, offsets = self._moves(start, node, changed)
         out_keys, out_counts, complete, read = roll_to(
-            keys, counts, np.array(changed, np.int64), self.shifts, self.masks, flat, offsets, split,
+            keys, counts, changed, self.shifts, self.masks, flat, offsets, split,
             self._table_keys, self._table_idx, int(k), int(give_up))
         self.evaluations += 1
         self.rolled += int(read)
@@ -170,9 +174,9 @@ class NodeEvaluator:
         slot = self._cache.get(node)
         if slot is not None:
             return self._classes[slot][:2]
-        changed = [i for i, (a, b) in enumerate(zip(source, node, strict=True)) if b > a]
+        changed = np.flatnonzero(np.asarray(node) > np.asarray(source))
         flat, offsets = self._moves(source, node, changed)
-        out_keys, out_counts, _, _ = roll_to(keys, counts, np.array(changed, np.int64), self.shifts, self.masks, flat,
+        out_keys, out_counts, _, _ = roll_to(keys, counts, changed, self.shifts, self.masks, flat,
                                              offsets, split, self._table_keys, self._table_idx, 1, -1)
         self.evaluations += 1
         self.rolled += len(keys)
@@ -181,7 +185,8 @@ class NodeEvaluator:
 
     def _moves(self, start, node, changed) -> tuple[np.ndarray, np.ndarray]:
         """Where :func:`roll_to` reads what each changed QI's move from ``start`` to ``node`` adds to a key."""
-        return self._deltas, np.array([self._delta_at[i][(start[i], node[i])] for i in changed], dtype=np.int64)
+        return self._deltas, np.array([self._delta_at[i][(start[i], node[i])] for i in changed.tolist()],
+                                      dtype=np.int64)
 
     def _remember(self, node, classes) -> None:
         size = classes[0].nbytes + classes[1].nbytes

@@ -31,6 +31,10 @@ from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path
 MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this of the best may tie
 
 
+class _TimeUp(Exception):
+    """The time limit passed (caught by :meth:`PrunedSearch.run`)."""
+
+
 class PrunedSearch:
     """The state of one pruned search for (k, MaxSup) over ``evaluator``'s lattice (see the module
     docstring). ``quality``: the quality model whose optimum is sought (None: classify only)."""
@@ -49,7 +53,8 @@ class PrunedSearch:
         self.scores: dict[int, float] = {}
         self.constants = constants
         self.progress, self.should_stop = progress, should_stop
-        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.time_limit = time_limit
+        self.deadline = None
         self.timed_out = False
         self.lower_bound = -np.inf  # no satisfying node scores below this (the best score once done)
         self._projected = False
@@ -78,6 +83,8 @@ class PrunedSearch:
         index = int(index)
         if index in self.figures:
             return self.figures[index]
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _TimeUp
         vec = self.vector(index)
         f = self.evaluator.figures(vec, self.k, give_up=self.max_sup, quality_within=self.max_sup if self.quality else None)
         self.figures[index] = f
@@ -85,10 +92,19 @@ class PrunedSearch:
         tag_box(self.status, index, vec, self.heights, self.strides, SAT if sat else UNSAT, sat)
         self.status[index] |= EVALUATED
         if sat and self.quality is not None:
-            score = self.constants.score(self.quality, vec, f)
-            self.scores[index] = score
-            self.best = min(self.best, score)
+            self.score(index)
         return f
+
+    def score(self, index: int) -> float:
+        """The quality model's score of a satisfying node (kept in ``scores``; ``best`` follows)."""
+        if index not in self.scores:
+            vec = self.vector(index)
+            f = self.figures[index] if index in self.figures else self.evaluate(index)
+            if f.mass is None and self.quality in ("loss", "nu-entropy"):
+                f = self.evaluator.figures(vec, self.k, quality_within=self.max_sup)
+            self.scores[index] = self.constants.score(self.quality, vec, f)
+            self.best = min(self.best, self.scores[index])
+        return self.scores[index]
 
     def satisfies(self, index: int) -> bool:
         if not self.status[index] & (SAT | UNSAT):
@@ -133,12 +149,39 @@ class PrunedSearch:
                             self.evaluate(index)
 
     def run(self) -> PrunedSearch:
-        """Visit every open node (see the module docstring) until none is left, the time limit
-        passes (``timed_out``) or ``should_stop`` says so (:class:`Cancelled`)."""
+        """Visit every open node (see the module docstring) until none is left, the time limit of a
+        quality search passes (``timed_out``; ``lower_bound`` then says how far the optimum can be below
+        the best found) or ``should_stop`` says so (:class:`Cancelled`)."""
         want = 1 if self.quality is not None else 0
-        if want and not self._projected:
-            self._projected = True
-            self.project()
+        timed = want and self.time_limit is not None
+        if timed:
+            self._warm()
+            self.deadline = time.monotonic() + self.time_limit
+        try:
+            if want and not self._projected:
+                self.project()
+                self._projected = True
+            self._visit(want)
+        except _TimeUp:
+            self.timed_out = True
+            self.lower_bound = self._open_bound(0, want)
+        finally:
+            self.deadline = None
+        if want and not self.timed_out:
+            self.lower_bound = self.best
+        if self.progress is not None:
+            self.progress(1.0)
+        return self
+
+    def _warm(self) -> None:
+        """Load the compiled kernels (numba reads them from its cache on first call) before the clock
+        of a time limit starts: the top node, one path and one scan."""
+        top = self.size - 1
+        self.evaluate(top)
+        path_up(self.status, top, self.heights.copy(), self.heights, self.strides, self.bounds, np.inf)
+        next_open(self.order, len(self.order), self.status, self.bounds, np.inf, 1)
+
+    def _visit(self, want: int) -> None:
         cursor, done = 0, 0
         while True:
             bound = self._bound()
@@ -155,20 +198,10 @@ class PrunedSearch:
             done += 1
             if done % 64 == 0:
                 self._poll(cursor)
-                if self.timed_out:
-                    self.lower_bound = self._open_bound(cursor, want)
-                    break
-        if not self.timed_out:
-            self.lower_bound = self.best
-        if self.progress is not None:
-            self.progress(1.0)
-        return self
 
     def _open_bound(self, cursor: int, want: int) -> float:
-        """After a time limit: no satisfying node scores below this. Every node before ``cursor`` is
-        done; an open node after it, or any node above one, scores at least the open node's bound."""
-        if self.quality not in BOUNDED:
-            return -np.inf
+        """After a time limit: no satisfying node scores below this. A node left open (untagged, or
+        satisfying and not scored), or any node above one, scores at least the open node's bound."""
         rest = self.order[cursor:]
         status, bounds = self.status[rest], self.bounds[rest]
         untagged = (status & (SAT | UNSAT)) == 0
@@ -179,8 +212,6 @@ class PrunedSearch:
     def _poll(self, cursor: int) -> None:
         if self.should_stop is not None and self.should_stop():
             raise Cancelled("search cancelled")
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            self.timed_out = True
         if self.progress is not None:
             self.progress(min(0.99, cursor / len(self.order)))
 

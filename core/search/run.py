@@ -8,7 +8,7 @@ from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.policies import check_policy
 from microrelease.core.search.answer import PrunedAnswer, supports
-from microrelease.core.search.bounds import QualityConstants
+from microrelease.core.search.bounds import AT_MINIMAL, BOUNDED, QualityConstants
 from microrelease.core.search.evaluator import CACHE_BUDGET, NodeEvaluator
 from microrelease.core.search.flash import PrunedSearch
 from microrelease.core.validation import check_k, parse_max_sup
@@ -23,7 +23,9 @@ def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: s
     k-minimal set and Find_vector are tagged when first asked for.
 
     evaluator : a :class:`NodeEvaluator` of ``source`` to reuse (its cache stays warm across questions).
-    time_limit : seconds after which the quality search stops with the best node found so far.
+    time_limit : seconds (counted once the kernels are loaded) after which the search of a quality policy
+        with a lower bound stops with the best node found so far (``timed_out``, ``lower_bound``); the
+        k-minimal set and Find_vector, when asked for, are still exact (they are not timed).
     """
     k = check_k(k, source.n_rows)
     max_sup = parse_max_sup(max_sup, source.n_rows)
@@ -31,10 +33,18 @@ def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: s
     if not supports(policy):
         raise InvalidParameterError(f"the pruned search does not score the policy {policy!r} yet; use the "
                                     "whole-lattice profile (strategy 'profile')", parameter="policy")
+    if time_limit is not None and policy not in BOUNDED:
+        raise InvalidParameterError(f"a time limit needs a quality policy with a lower bound (one of {sorted(BOUNDED)}), "
+                                    f"to say how far the best node found can be from the optimum; got {policy!r}",
+                                    parameter="time_limit")
     evaluator = evaluator or NodeEvaluator(source, cache_budget=cache_budget)
     constants = QualityConstants.of(source)
     search = PrunedSearch(evaluator, k, max_sup, quality=policy if chosen.quality else None, constants=constants,
                           progress=progress, should_stop=should_stop, time_limit=time_limit)
-    if chosen.quality:
+    if policy in AT_MINIMAL:
+        search.classify_all()
+        for index in search.minimal():
+            search.score(int(index))
+    elif chosen.quality:
         search.run()
     return PrunedAnswer(source.lattice, search)

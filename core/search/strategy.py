@@ -120,16 +120,26 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", answ
                       f"{size:,} nodes: more than the profile's {PROFILE_NODES:,}")
     kernel = "auto" if strategy in ("auto", "profile") else strategy
     budget = default_memory_budget() if memory_budget is None else int(memory_budget)
-    estimate = estimate_profile_bytes(source, quality) if size > PROFILE_NODES else 0
+    estimate = estimate_profile_bytes(source, quality) if size > PROFILE_NODES or memory_budget is not None else 0
     if estimate > budget:
-        alternative = ("strategy 'pruned' (or 'auto')" if prunable else
-                       "fewer QIs or lower hierarchies (the pruned search does not answer this question yet)")
-        raise InvalidParameterError(f"the whole-lattice profile of {size:,} nodes would need about "
-                                    f"{_gb(estimate)} of memory, over the budget of {_gb(budget)}; use {alternative}",
-                                    parameter="strategy")
-    return Choice("profile", kernel, estimate, "asked for" if strategy != "auto" else
-                  f"{size:,} nodes: the profile answers every question after one pass")
+        alternative = ("or use strategy 'pruned'" if prunable else
+                       "or use fewer QIs or lower hierarchies (the pruned search does not answer this question yet)")
+        raise InvalidParameterError(f"the whole-lattice profile of {size:,} nodes would need about {_size(estimate)} "
+                                    f"of memory, over the budget of {_size(budget)}; raise the budget, {alternative}",
+                                    parameter="memory_budget")
+    if strategy != "auto":
+        reason = "asked for"
+    elif not answerable:
+        reason = "the pruned search does not read privacy models, risk criteria or k-map yet"
+    elif not prunable:
+        reason = f"the pruned search does not score {policy!r} yet"
+    else:
+        reason = f"{questions} questions on {size:,} nodes: the profile answers every one after one pass"
+    return Choice("profile", kernel, estimate, reason)
 
 
-def _gb(n: int) -> str:
-    return f"{n / (1 << 30):.1f} GB"
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"

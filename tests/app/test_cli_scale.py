@@ -8,12 +8,15 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from wide_data import wide_table
 
 from microrelease.app.cli import main
 from microrelease.core import write_arx
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 
 
 def write_wide(tmp_path, n_qi: int):
@@ -43,9 +46,10 @@ def test_a_profile_over_the_memory_budget_is_refused_before_any_work(wide12, cap
     assert code != 0 and out == ""
     line = err.strip()
     assert "\n" not in line
-    assert line.startswith("microrelease: error: --strategy: the whole-lattice profile of 349,920 nodes would need "
-                           "about ")
-    assert line.endswith("over the budget of 1.0 GB; use strategy 'pruned' (or 'auto')")
+    assert line.startswith("microrelease: error: --memory-budget: the whole-lattice profile of 349,920 nodes would "
+                           "need about ")
+    assert line.endswith("over the budget of 1.0 GB; raise the budget, or use strategy 'pruned'")
+    assert line in README  # the README shows this very line
     assert time.process_time() - started < 30  # the estimate, not the profile (which takes minutes)
 
 
@@ -81,7 +85,10 @@ def test_the_time_limit_gives_the_best_found_with_a_proven_bound(wide12, capsys)
 
 
 @pytest.mark.parametrize("extra, message", [
-    (["--time-limit", "5"], "--time-limit: --time-limit applies to a quality policy's search"),
+    (["--time-limit", "5"], "--time-limit: applies to a quality policy's search"),
+    (["--time-limit", "5", "--policy", "aecs"], "--time-limit: a time limit needs a quality policy with a lower bound"),
+    (["--memory-budget", "1KB", "--strategy", "profile"],
+     "--memory-budget: the whole-lattice profile of 36 nodes would need about "),
     (["--time-limit", "0"], "--time-limit: must be a positive number of seconds"),
     (["--memory-budget", "lots"], "--memory-budget: The 'memory_budget' parameter must be a size such as 2GB"),
 ])
@@ -99,3 +106,11 @@ def test_pruned_is_refused_under_privacy_models(capsys):
                        "--l-diversity", "distinct:2", "--strategy", "pruned")
     assert code != 0
     assert "--strategy: the pruned search does not answer privacy models, risk criteria and k-map yet" in err
+
+
+def test_release_refuses_a_time_limit(tmp_path, capsys):
+    out = tmp_path / "out.csv"
+    code, _, err = run(capsys, "release", "--sample", "adult", "--k", "5", "--policy", "loss", "--time-limit", "1",
+                       "-o", str(out))
+    assert code != 0 and "--time-limit: applies to search only: a release is written from an exact answer" in err
+    assert not out.exists()

@@ -115,3 +115,25 @@ def test_arx_loss_optima_on_adult(adult, max_sup, vector, loss):
     assert round(pruned.score("loss", vector), 6) == loss
     # the bound kept most of the lattice from being rolled up
     assert pruned.nodes_evaluated < adult.lattice.size / 4
+
+
+@pytest.mark.parametrize("limit", [1e-6, 0.01, 0.05])
+def test_a_time_limit_bounds_the_optimum_and_leaves_the_k_minimal_set_exact(adult, limit):
+    profile = build_profile(adult, quality=True)
+    answer = query(profile, 10, "5%")
+    optimum = answer.score("loss", answer.preferred("loss").vector)
+    limited = search_pruned(adult, 10, "5%", "loss", time_limit=limit)
+    best = limited.preferred("loss")
+    assert limited.lower_bound <= optimum + 1e-12 <= limited.score("loss", best.vector) + 2e-12
+    if not limited.timed_out:
+        assert limited.lower_bound == pytest.approx(optimum)
+    # the k-minimal set and Find_vector are not timed: exact whatever the limit
+    assert limited.k_minimal_indices.tolist() == answer.k_minimal_indices.tolist()
+    assert limited.find_vector().to_dict() == answer.find_vector().to_dict()
+
+
+def test_a_time_limit_needs_a_policy_with_a_lower_bound(adult):
+    from microrelease.core import InvalidParameterError
+
+    with pytest.raises(InvalidParameterError, match="a time limit needs a quality policy with a lower bound"):
+        search_pruned(adult, 5, 0, "discernibility", time_limit=1.0)
