@@ -101,7 +101,8 @@ def run(request: SearchRequest) -> int:
         **({"risk_criteria": [c.describe() for c in found.criteria]} if found.criteria else {}),
         **({"k_map": {"criterion": k_map.describe(), "k": k_map.k, "population": request.k_map.population,
                       "population_rows": k_map.population.n_rows}} if k_map else {}),
-        "find_vector": None if limited else named(found.find_vector().to_dict()),
+        # the trace lists every vector each probe tested: built as JSON only when printed as JSON
+        "find_vector": None if limited or not request.json else named(found.find_vector().to_dict()),
         "k_minimal": None if limited else [named({f: d[f] for f in KMIN_FIELDS})
                                            for d in (n.to_dict() for n in found.k_minimal_nodes())],
         "preferred": {"policy": policy, **({"weights": weights} if weights else {}), **named(preferred.to_dict())},
@@ -135,9 +136,9 @@ def run(request: SearchRequest) -> int:
     if limited:
         print(f"k-minimal set and Find_vector: not computed under {FLAGS['time_limit']} (a best-effort quality search)")
     else:
-        fv = result["find_vector"]
-        print(f"Find_vector: {list(fv['vector'])} at height {sum(fv['vector'])} after {len(fv['trace'])} probes"
-              f"\n  = {describe_vector(hierarchies, fv['vector'])}")
+        fv = found.find_vector()
+        print(f"Find_vector: {list(fv.vector)} at height {sum(fv.vector)} after {len(fv.trace)} probes"
+              f"\n  = {describe_vector(hierarchies, fv.vector)}")
         print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
         print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}  levels")
         for n in result["k_minimal"]:
