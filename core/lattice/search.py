@@ -91,8 +91,16 @@ def find_vector(
                 return vectors[: i + 1], v
         return vectors, None
 
-    low, high = 0, lattice.max_height
-    solution: Node = lattice.top
+    return probe_heights(lattice.max_height, lattice.top, probe)
+
+
+def probe_heights(max_height: int, top: Node,
+                  probe: Callable[[int], tuple[list[Node], Node | None]]) -> FindVectorResult:
+    """Find_vector's binary search over the height (Samarati Fig. 6), whatever answers the probes:
+    ``probe(height)`` gives the vectors tested at that height (lexicographic order, up to the first
+    that satisfies) and that vector, or None."""
+    low, high = 0, max_height
+    solution: Node = top
     trace = []
     while low < high:
         tried = (low + high) // 2
@@ -105,8 +113,8 @@ def find_vector(
     if not any(p.satisfied == solution for p in trace):
         # The paper assumes the top satisfies; with height-0 hierarchies or a small MaxSup it may
         # not, and then no vector does (monotonicity), so we test it instead of assuming.
-        tested, found = probe(lattice.max_height)
-        trace.append(Probe(low, high, lattice.max_height, tuple(tested), found))
+        tested, found = probe(max_height)
+        trace.append(Probe(low, high, max_height, tuple(tested), found))
         if found is None:
             return FindVectorResult(None, tuple(trace))
     return FindVectorResult(solution, tuple(trace))

@@ -19,7 +19,7 @@ from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.policies import check_policy, tie_break, weight_vector
 from microrelease.core.lattice.profile import ClassStats
-from microrelease.core.lattice.search import FindVectorResult, NodeResult, Probe
+from microrelease.core.lattice.search import FindVectorResult, NodeResult, probe_heights
 from microrelease.core.search.bounds import SCORED
 from microrelease.core.search.flash import PrunedSearch
 from microrelease.core.search.tags import SAT
@@ -102,23 +102,7 @@ class PrunedAnswer:
             vectors = [tuple(int(d) for d in search.vector(i)) for i in tested]
             return vectors, (vectors[-1] if len(hits) else None)
 
-        low, high = 0, self.lattice.max_height
-        solution: Node = self.lattice.top
-        trace = []
-        while low < high:
-            tried = (low + high) // 2
-            tested, found = probe(tried)
-            trace.append(Probe(low, high, tried, tuple(tested), found))
-            if found is not None:
-                solution, high = found, tried
-            else:
-                low = tried + 1
-        if not any(p.satisfied == solution for p in trace):
-            tested, found = probe(self.lattice.max_height)
-            trace.append(Probe(low, high, self.lattice.max_height, tuple(tested), found))
-            if found is None:
-                return FindVectorResult(None, tuple(trace))
-        return FindVectorResult(solution, tuple(trace))
+        return probe_heights(self.lattice.max_height, self.lattice.top, probe)
 
     # --- one node --------------------------------------------------------------------------------
     def _index(self, node: Node | int) -> int:
