@@ -61,14 +61,14 @@ def test_a_12_qi_search_is_answered_by_the_pruned_search_within_the_budget(wide1
                                  "--json"], stdout=o, stderr=e)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, for its rusage
-    assert proc.returncode == 0, err.read_text()
+    assert proc.returncode == 0, err.read_text()[-2000:]
     result = json.loads(out.read_text())
     assert result["lattice_size"] == 349_920
     assert result["search"]["strategy"] == "pruned"
-    assert 0 < result["search"]["nodes_evaluated"] < result["lattice_size"] / 10
+    assert 0 < result["search"]["nodes_evaluated"] < result["lattice_size"] / 10, result["search"]
     assert result["preferred"]["vector"] == [0, 3, 1, 1, 3, 2, 1, 2, 0, 1, 2, 1]
     assert len(result["k_minimal"]) == 2847
-    assert usage.ru_maxrss < 1.5 * (1 << 20)  # KB: at most 1.5 GB
+    assert usage.ru_maxrss < 1.5 * (1 << 20), f"peak RSS {usage.ru_maxrss} KB"  # at most 1.5 GB
 
 
 def test_the_time_limit_gives_the_best_found_with_a_proven_bound(wide12, capsys):
