@@ -128,7 +128,7 @@ class NodeEvaluator:
         """(keys, row counts, complete) of ``node``'s equivalence classes. ``give_up`` >= 0: the roll-up
         may stop once more than that many rows are in classes smaller than k (the node fails); then
         ``complete`` is False, the classes are some of the node's only, and they are not kept."""
-        from microrelease.core.search.evaluator_kernels import nearest_below, roll_to
+        from microrelease.core.search.evaluator_kernels import nearest_below
 
         vector = np.asarray(node, dtype=np.int64)
         node = tuple(vector.tolist())
@@ -155,8 +155,17 @@ class NodeEvaluator:
                 halfway[i] += step
                 gained += step
             start = tuple(halfway)
-            keys, counts = self._staged(start, keys, counts, split, source)
-        changed = np.flatnonzero(vector > np.asarray(start))
+            cached = self._cache.get(start)
+            keys, counts, _ = ((*self._classes[cached][:2], True) if cached is not None else
+                               self._roll(source, start, keys, counts, split, 1, -1))
+        return self._roll(start, node, keys, counts, split, k, give_up)
+
+    def _roll(self, start, node, keys, counts, split, k, give_up) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``node``'s classes rolled up from ``start``'s (sorted by ``split``, as the result is); kept when
+        complete (see :meth:`classes` for ``give_up``)."""
+        from microrelease.core.search.evaluator_kernels import roll_to
+
+        changed = np.flatnonzero(np.asarray(node) > np.asarray(start))
         flat, offsets = self._moves(start, node, changed)
         out_keys, out_counts, complete, read = roll_to(
             keys, counts, changed, self.shifts, self.masks, flat, offsets, split,
@@ -164,24 +173,8 @@ class NodeEvaluator:
         self.evaluations += 1
         self.rolled += int(read)
         if complete:
-            self._remember(node, (out_keys, out_counts, split))
+            self._remember(tuple(node), (out_keys, out_counts, split))
         return out_keys, out_counts, complete
-
-    def _staged(self, node, keys, counts, split, source) -> tuple[np.ndarray, np.ndarray]:
-        """``node``'s classes rolled up in full from ``source``'s (sorted by ``split``, as the result is), kept."""
-        from microrelease.core.search.evaluator_kernels import roll_to
-
-        slot = self._cache.get(node)
-        if slot is not None:
-            return self._classes[slot][:2]
-        changed = np.flatnonzero(np.asarray(node) > np.asarray(source))
-        flat, offsets = self._moves(source, node, changed)
-        out_keys, out_counts, _, _ = roll_to(keys, counts, changed, self.shifts, self.masks, flat,
-                                             offsets, split, self._table_keys, self._table_idx, 1, -1)
-        self.evaluations += 1
-        self.rolled += len(keys)
-        self._remember(node, (out_keys, out_counts, split))
-        return out_keys, out_counts
 
     def _moves(self, start, node, changed) -> tuple[np.ndarray, np.ndarray]:
         """Where :func:`roll_to` reads what each changed QI's move from ``start`` to ``node`` adds to a key."""
