@@ -1,5 +1,5 @@
 """Attacking a relational + sequential release: the *sub-sequence attack* and full knowledge
-(:func:`attack`, :func:`attack_figures`).
+(:func:`attack`, :func:`attack_figures`, :func:`plan_attacks`).
 
 The attackers read *records* (:mod:`~microrelease.core.sequential.guarantee`): what a reader sees of
 one entity, its QI values and its visits in order, each a time interval [low, high] and an ordered
@@ -196,18 +196,40 @@ def draw_targets(n: int, sample: int | None, rng=0) -> np.ndarray:
     return np.arange(n) if sample is None or sample >= n else np.sort(check_rng(rng).choice(n, sample, replace=False))
 
 
-def attack_figures(data: SequentialData, released: Records, pseudonym: np.ndarray, *, sample: int | None = 500,
-                   rng=0) -> dict[str, dict]:
-    """The three attackers (:data:`ATTACKERS`) before and after, on the same targets with the same
-    knowledge: {name: {"before", "after", "found_after", "smallest_candidates_after"}}."""
+@dataclass(frozen=True, eq=False)
+class AttackPlan:
+    """What the attackers of :func:`attack_figures` aim at and know (targets, per attacker the known
+    code positions or None), and their success against the original records. None of it depends on
+    the release, so comparing releases of one data set computes it once (:func:`plan_attacks`)."""
+
+    targets: np.ndarray
+    knowledge: list = field(repr=False)
+    before: list[AttackResult] = field(repr=False)
+    n_entities: int = 0
+
+
+def plan_attacks(data: SequentialData, *, sample: int | None = 500, rng=0) -> AttackPlan:
+    """The targets and knowledge of the attackers (:data:`ATTACKERS`), seeded, and their success before."""
     generator = check_rng(rng)
     targets = draw_targets(data.n_entities, sample, generator)
-    rows = pd.Index(released.ids).get_indexer(np.asarray(pseudonym, dtype=str))
     knowledge = [None if m is None else draw_known(data, targets, m, generator) for m in ATTACKERS.values()]
     before = attacks(data, original_records(data), np.arange(data.n_entities), targets, knowledge)
-    after = attacks(data, released, rows, targets, knowledge)
+    return AttackPlan(targets, knowledge, before, data.n_entities)
+
+
+def attack_figures(data: SequentialData, released: Records, pseudonym: np.ndarray, *, sample: int | None = 500,
+                   rng=0, plan: AttackPlan | None = None) -> dict[str, dict]:
+    """The three attackers (:data:`ATTACKERS`) before and after, on the same targets with the same
+    knowledge: {name: {"before", "after", "found_after", "smallest_candidates_after"}}. ``plan``
+    (from :func:`plan_attacks` on the same data) replaces ``sample`` and ``rng``."""
+    if plan is None:
+        plan = plan_attacks(data, sample=sample, rng=rng)
+    elif plan.n_entities != data.n_entities:
+        raise ValueError(f"plan: made for {plan.n_entities} entities, the data has {data.n_entities}")
+    rows = pd.Index(released.ids).get_indexer(np.asarray(pseudonym, dtype=str))
+    after = attacks(data, released, rows, plan.targets, plan.knowledge)
     out = {}
-    for name, b, a in zip(ATTACKERS, before, after, strict=True):
+    for name, b, a in zip(ATTACKERS, plan.before, after, strict=True):
         out[name] = {"before": round(b.success, 6), "after": round(a.success, 6), "found_after": round(a.found, 6),
                      "smallest_candidates_after": a.smallest}
     return out

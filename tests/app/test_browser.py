@@ -183,6 +183,14 @@ def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
     text = summary.text_content()
     assert f"at least {shared - 1} others" in text and shared >= 10 and f"{attack:.3f}" in text
     page.locator(".seq-timelines .tabulator-row").first.wait_for()
+    # the attackers at k: the QIs + 2 codes attacker against both parts, as the core computes it
+    row = page.locator(".seq-attackers .tabulator-row", has_text="QIs + 2 codes")
+    row.locator(".tabulator-cell[tabulator-field='both parts']", has_text=f"{attack:.3f}").wait_for()
+    # the curves over every k come after the figures at k, drawn once their releases are made
+    page.wait_for_function("""() => { for (const m of Bokeh.documents[0].all_models)
+      if (m.type === 'Title' && String(m.text).startsWith('Attack success')) return true; return false }""",
+                           timeout=300_000)
+    assert page.locator(".seq-curves-pending").count() == 0
     screenshot(page, "sequences_k10")
     # the multi-table study: its tables named, the guarantee over all of them, insurance rows shown
     page.locator(".seq-sample button", has_text="study").click()

@@ -17,7 +17,7 @@ import param
 from microrelease.app.shared import computed_once
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.anonymize import SequentialRelease
-from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures
+from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures, plan_attacks
 from microrelease.core.sequential.event_codes import split_label
 from microrelease.core.sequential.guarantee import check_release, released_records
 from microrelease.core.sequential.model import SequentialData, load_sequential
@@ -70,6 +70,12 @@ class Shown:
     satellites: dict
 
 
+@computed_once(maxsize=2)
+def attack_plan(sample: str):
+    """Every patient attacked, with the knowledge drawn once: the same for every release of the sample."""
+    return plan_attacks(dataset(sample), sample=None)
+
+
 @computed_once(maxsize=32)
 def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
     """The release at k (:class:`Shown`), each attacker's success before and after it
@@ -88,7 +94,7 @@ def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
                                    sequence_key="visit_id", order_by="day", code="code").min())
         shown = Shown(base, base.entities, base.events, {})
     released = released_records(data, shown.entities, shown.events, shown.base.intervals)
-    return shown, attack_figures(data, released, shown.base.pseudonym, sample=None), shared
+    return shown, attack_figures(data, released, shown.base.pseudonym, plan=attack_plan(sample)), shared
 
 
 def release_for(k: int, relational_only: bool, sample: str = HOSPITAL):
@@ -97,17 +103,17 @@ def release_for(k: int, relational_only: bool, sample: str = HOSPITAL):
     return shown.base, figures["qi_2_codes"]["after"], shared
 
 
+def _curve_rows(k: int, sample: str) -> list[dict]:
+    both, relational = release_figures(k, False, sample)[1], release_figures(k, True, sample)[1]
+    return [{"k": k, "attacker": text, BEFORE: both[name]["before"], RELATIONAL: relational[name]["after"],
+             BOTH: both[name]["after"], "1/k": 1 / k} for name, text in ATTACKER_TEXT.items()]
+
+
 @computed_once(maxsize=2)
 def attack_curves(sample: str = HOSPITAL) -> pd.DataFrame:
     """Per k and attacker: success before, against the relational-only release, against the release of
     both parts, and 1/k."""
-    rows = []
-    for k in CURVE_KS:
-        both, relational = release_figures(k, False, sample)[1], release_figures(k, True, sample)[1]
-        for name, text in ATTACKER_TEXT.items():
-            rows.append({"k": k, "attacker": text, BEFORE: both[name]["before"],
-                         RELATIONAL: relational[name]["after"], BOTH: both[name]["after"], "1/k": 1 / k})
-    return pd.DataFrame(rows)
+    return pd.DataFrame([row for k in CURVE_KS for row in _curve_rows(k, sample)])
 
 
 def code_text(data: SequentialData, label: str) -> str:
@@ -136,8 +142,8 @@ class SequencesState(param.Parameterized):
 
     def attackers(self) -> pd.DataFrame:
         """The three attackers at k: success before, relational part only, both parts, beside 1/k."""
-        curves = attack_curves(self.sample)
-        return curves[curves["k"] == self.k].drop(columns="k").reset_index(drop=True)
+        # the two releases at k only: the curves over every k are the plot's, drawn after the page
+        return pd.DataFrame(_curve_rows(self.k, self.sample)).drop(columns="k")
 
     def timelines(self, n: int = 4) -> pd.DataFrame:
         """The first n patients before and after: QIs, satellite rows, visits with their codes."""

@@ -7,7 +7,7 @@ import panel as pn
 import param
 
 from microrelease.app.style import BOUND, CANVAS, MARKER
-from microrelease.app.tabs.sequences.state import BEFORE, BOTH, SequencesState, attack_curves
+from microrelease.app.tabs.sequences.state import BEFORE, BOTH, CURVE_KS, SequencesState, attack_curves
 from microrelease.app.text import tabulator_titles
 
 
@@ -59,13 +59,17 @@ class SequencesView(pn.viewable.Viewer):
 
     @param.depends("state.k", "state.sample")
     def attack_plot(self):
+        # a generator: Panel runs it in a thread, so the page shows the figures at k while the eight
+        # releases behind the curves are made (tens of seconds on a busy machine)
+        yield pn.pane.Markdown(f"*Drawing the curves over k = {', '.join(map(str, CURVE_KS))}…*",
+                               css_classes=["seq-curves-pending"])
         data = attack_curves(self.state.sample)
         curves = [hv.Curve(rows, "k", BOTH, label=name).opts(line_width=2)
                   for name, rows in data.groupby("attacker", sort=False)]
         bound = hv.Curve(data.drop_duplicates("k"), "k", "1/k", label="1/k").opts(**BOUND)
         low, high = f"{data[BEFORE].min():.2f}", f"{data[BEFORE].max():.2f}"
         before = low if low == high else f"{low} to {high}"
-        return hv.Overlay([*curves, bound, hv.VLine(self.state.k).opts(**MARKER)]).opts(
+        yield hv.Overlay([*curves, bound, hv.VLine(self.state.k).opts(**MARKER)]).opts(
             title=f"Attack success after protecting both parts (before: {before})", ylabel="success probability",
             responsive=True, height=280, legend_position="right", shared_axes=False, framewise=True,
             backend_opts=CANVAS)

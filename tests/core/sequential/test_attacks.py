@@ -294,3 +294,20 @@ def test_cells_escaped_as_formulas_are_read_as_the_values_they_stand_for(tmp_pat
                                release.pseudonym, sample=None)
     assert {n: {key: f[key] for key in in_memory[n]} for n, f in audit.items()} == in_memory
     assert in_memory["full_knowledge"]["found_after"] > 0
+
+
+def test_one_attack_plan_serves_every_release_of_the_data_and_gives_the_same_figures():
+    from microrelease.core.sequential.attacks import plan_attacks
+
+    data = hospital(200)
+    plan = plan_attacks(data, sample=120, rng=7)
+    for k in (3, 5):
+        release = anonymize_sequential(data, k)
+        released = released_records(data, release.entities, release.events, release.intervals)
+        assert attack_figures(data, released, release.pseudonym, plan=plan) == \
+            attack_figures(data, released, release.pseudonym, sample=120, rng=7)
+    with pytest.raises(ValueError, match="plan: made for 200 entities, the data has 150"):
+        small = hospital(150)
+        release = anonymize_sequential(small, 3)
+        attack_figures(small, released_records(small, release.entities, release.events, release.intervals),
+                       release.pseudonym, plan=plan)
