@@ -53,10 +53,10 @@ def release_function(old: bool):
 
         return lambda summary, node, k, target, max_sup: stream_release(summary, node, k, target,
                                                                         max_sup=max_sup).data
+    from microrelease.core import Criteria, OutputOptions
     from microrelease.core.lattice.release import write_release
 
-    return lambda summary, node, k, target, max_sup: write_release(summary, node, k, target, max_sup=max_sup,
-                                                                   force=True).data
+    return lambda summary, node, k, target, max_sup: write_release(summary, node, target, criteria=Criteria.of(k), max_sup=max_sup, output=OutputOptions(force=True)).data
 
 
 def time_phases(engine) -> dict[str, float]:

@@ -21,6 +21,9 @@ No UI library is imported here; :mod:`microrelease.app` builds on this package, 
 
 from importlib.metadata import PackageNotFoundError, version
 
+from microrelease.core.criteria.criteria_set import Criteria
+from microrelease.core.criteria.k_anonymity import KAnonymity
+from microrelease.core.criteria.registry import CRITERIA, parse_criteria
 from microrelease.core.data.dataset import Dataset, load_dataset, read_table
 from microrelease.core.data.roles import AttributeRole, Schema
 from microrelease.core.data.samples import SAMPLES, load_sample
@@ -52,7 +55,7 @@ from microrelease.core.lattice.metrics import METRICS
 from microrelease.core.lattice.outliers import outlier_matrix
 from microrelease.core.lattice.policies import POLICIES
 from microrelease.core.lattice.profile import LatticeProfile, build_profile
-from microrelease.core.lattice.release import check_k_anonymity, write_release
+from microrelease.core.lattice.release import NodeRelease, OutputOptions, check_k_anonymity, write_release
 from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
 from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
@@ -60,7 +63,6 @@ from microrelease.core.micro.microaggregation import METHODS, microaggregate
 from microrelease.core.micro.release import write_microaggregation
 from microrelease.core.models.base import PrivacyModel
 from microrelease.core.models.profile import build_model_profile, explain_node
-from microrelease.core.models.registry import PRIVACY_MODELS, parse_models
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models, sensitive_frequency
 
 try:
@@ -72,12 +74,13 @@ __all__ = [
     "METHODS",
     "METRICS",
     "POLICIES",
-    "PRIVACY_MODELS",
+    "CRITERIA",
     "SAMPLES",
     "Answer",
     "AttributeRole",
     "Cancelled",
     "CoverageError",
+    "Criteria",
     "DataError",
     "Dataset",
     "FrequencySource",
@@ -86,11 +89,14 @@ __all__ = [
     "Hierarchy",
     "HierarchyError",
     "InvalidParameterError",
+    "KAnonymity",
     "Lattice",
     "LatticeProfile",
     "MicroreleaseError",
     "NoSolutionError",
+    "NodeRelease",
     "Node",
+    "OutputOptions",
     "PrivacyModel",
     "Schema",
     "SensitiveFrequency",
@@ -112,7 +118,7 @@ __all__ = [
     "masking",
     "microaggregate",
     "outlier_matrix",
-    "parse_models",
+    "parse_criteria",
     "prepare_models",
     "query",
     "read_arx",

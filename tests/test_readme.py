@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -19,8 +20,21 @@ def test_python_example_runs(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "adult_k5.csv").exists() and (tmp_path / "adult_k5.report.json").exists()
 
 
-def test_pruned_search_example_runs(capsys):
+def test_criteria_example_releases_under_every_criterion_it_names(tmp_path, monkeypatch, capsys):
     block = re.findall(r"```python\n(.*?)```", README.split("## Python API")[1], re.S)[1]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert out.strip() == "['rows', '5-anonymity', 'distinct 2-diversity'] 14"
+    report = json.loads((tmp_path / "adult_l2.report.json").read_text())
+    assert report["parameters"]["criteria"] == {"k-anonymity": "5", "distinct-l-diversity": "distinct:2",
+                                                "average-risk": "0.05"}
+    checks = {c["check"]: c["passed"] for c in report["verification"]}
+    assert checks["average re-identification risk <= 0.05"] and checks["formula cells escaped"]
+
+
+def test_pruned_search_example_runs(capsys):
+    block = re.findall(r"```python\n(.*?)```", README.split("## Python API")[1], re.S)[2]
     exec(compile(block, "README.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("(0, 3, 0, 1, 3, 1, 1, 2) 0.358785 ")  # ARX's Loss optimum on adult, k = 5, 1 %

@@ -9,6 +9,7 @@ line prints the flag the user typed in front of the message, so that
 from __future__ import annotations
 
 from microrelease.core import MicroreleaseError
+from microrelease.core.criteria.registry import flag, spec_parameters
 
 FLAGS = {
     # the table and its columns
@@ -35,14 +36,6 @@ FLAGS = {
     "population": "--population",
     "sampling_fraction": "--sampling-fraction",
     "threshold": "--threshold",
-    # risk-based privacy models
-    "max_risk": "--max-risk",
-    "max_records_at_risk": "--max-records-at-risk",
-    "max_uniqueness": "--max-uniqueness",
-    "k_map": "--k-map",
-    # privacy models on the sensitive attribute
-    "l_diversity": "--l-diversity",
-    "t_closeness": "--t-closeness",
     # microaggregation and differential privacy
     "k_per_attribute": "--k-per-attribute",
     "bounds": "--bounds",
@@ -78,6 +71,8 @@ FLAGS = {
     "host": "--host",
     "port": "--port",
     "allowed_hosts": "--allow-host",
+    # every privacy criterion's parameter (k, l_diversity, max_risk, ...), from the core's registry
+    **{parameter: flag(parameter) for parameter in spec_parameters()},
 }
 
 

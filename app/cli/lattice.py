@@ -27,6 +27,7 @@ from microrelease.app.cli.options import (
 )
 from microrelease.app.cli.progress import progress_bar
 from microrelease.core import POLICIES, Answer, Dataset, MicroreleaseError, build_profile, load_dataset, query
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.models.base import PrivacyModel
@@ -117,21 +118,33 @@ def build(rows: Rows, request: LatticeRequest, kernel: str | None = None) -> Lat
         return build_profile(rows.dataset, strategy=kernel, progress=bar, quality=quality)
 
 
-def answer(rows: Rows, request: LatticeRequest, *, k_map_profile: Callable[[], LatticeProfile] | None = None,
+def criteria_of(rows: Rows, request: LatticeRequest, k_map=None) -> Criteria:
+    """The question's privacy criteria: k, the models on the sensitive attribute, k-map, the risk limits."""
+    return Criteria.of(request.query.k, *rows.models, *([k_map] if k_map is not None else []), *request.query.criteria,
+                       sensitive=rows.sensitive_frequency)
+
+
+def answer(rows: Rows, request: LatticeRequest, *, k_map=None,
+           k_map_profile: Callable[[], LatticeProfile] | None = None,
            k_minimal: bool = True) -> tuple[Answer | PrunedAnswer, Choice]:
     """The question answered by the search chosen by cost (:func:`microrelease.core.search.strategy.choose`):
-    the whole-lattice profile (``k_map_profile`` builds it under k-map) or the pruned search, which also
-    tags the whole lattice when ``k_minimal`` (the k-minimal set, Find_vector) is to be read."""
+    the whole-lattice profile (``k_map_profile`` builds it under ``k_map``) or the pruned search under
+    every criterion, which also tags the whole lattice when ``k_minimal`` (the k-minimal set,
+    Find_vector) is to be read."""
     q = request.query
-    answerable = not rows.models and not q.criteria and k_map_profile is None
-    choice = choose(rows.dataset, q.policy, strategy=request.strategy, answerable=answerable,
-                    memory_budget=request.memory_budget)
+    criteria = criteria_of(rows, request, k_map)
+    choice = choose(rows.dataset, q.policy, strategy=request.strategy, memory_budget=request.memory_budget)
+    if choice.search != "pruned" and rows.models and k_map is not None:
+        raise MicroreleaseError(f"{FLAGS['k_map']} beside {FLAGS['l_diversity']} / {FLAGS['t_closeness']} is answered "
+                                f"by the pruned search only (no whole-lattice profile carries both): use "
+                                f"{FLAGS['strategy']} auto or pruned", parameter="strategy")
     if request.time_limit is not None and not POLICIES[q.policy].quality:
         raise MicroreleaseError(f"applies to a quality policy's search (the k-minimal set of {FLAGS['policy']} "
                                 f"{q.policy} is exact or nothing)", parameter="time_limit")
     if choice.search == "pruned":
         with progress_bar("pruned search", request.quiet) as bar:
-            pruned = search_pruned(rows.dataset, q.k, q.max_sup, q.policy, progress=bar, time_limit=request.time_limit)
+            pruned = search_pruned(rows.dataset, criteria, q.max_sup, q.policy, progress=bar,
+                                   time_limit=request.time_limit)
             if (k_minimal and request.time_limit is None) or not POLICIES[q.policy].quality:
                 pruned.k_minimal_indices  # noqa: B018 - tag the whole lattice under the bar
         pruned.search.progress = None

@@ -17,12 +17,12 @@ from typing import Any
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.core import POLICIES, InvalidParameterError, MicroreleaseError
+from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.registry import parse_criteria, spec_parameters
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.engines import ENGINES, output_format
 from microrelease.core.models.base import PrivacyModel
 from microrelease.core.models.profile import MODEL_STRATEGIES
-from microrelease.core.models.registry import parse_models, spec_parameters
-from microrelease.core.risk.criteria import parse_criteria
 from microrelease.core.search.strategy import STRATEGIES as SEARCH_STRATEGIES
 
 # --- parsing helpers and argparse types ------------------------------------------------------
@@ -193,12 +193,9 @@ def add_query_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--weights", action="append", default=[], metavar="A=2,B=1",
                    help=f"weights for --policy {' / '.join(_weighted_policies())}")
     g = p.add_argument_group("risk-based privacy models (over the released classes)")
-    g.add_argument("--max-risk", metavar="R", help="average re-identification risk (prosecutor) at most R")
-    g.add_argument("--max-records-at-risk", metavar="T:P",
-                   help="at most a share P of the released records with a risk above T")
-    g.add_argument("--max-uniqueness", metavar="U:F",
-                   help="estimated population uniques at most a share U, the data being a sample of a share F "
-                        "of the population (Dankar et al.)")
+    for parameter, classes in spec_parameters(scope=Scope.RELEASE).items():  # from the core's registry
+        g.add_argument(FLAGS[parameter], dest=parameter, metavar=classes[0].syntax,
+                       help=f"{classes[0].help}; e.g. {classes[0].example}")
 
 
 @dataclass(frozen=True)
@@ -207,12 +204,11 @@ class QueryRequest:
     max_sup: str
     policy: str
     weights: Mapping[str, float] = field(default_factory=dict)
-    criteria: tuple = ()  # risk-based privacy models (microrelease.core.risk.criteria)
+    criteria: tuple = ()  # the scope-RELEASE criteria (risk limits)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> QueryRequest:
-        criteria = parse_criteria({"max_risk": args.max_risk, "max_records_at_risk": args.max_records_at_risk,
-                                   "max_uniqueness": args.max_uniqueness})
+        criteria = parse_criteria({p: getattr(args, p) for p in spec_parameters(scope=Scope.RELEASE)})
         return cls(args.k, args.max_sup, args.policy, _weights(args.weights, args.policy), criteria)
 
 
@@ -276,7 +272,7 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group(f"privacy models on the {FLAGS['sensitive']} attribute (beside k-anonymity)",
                              "a hierarchical ground distance reads the attribute's hierarchy from "
                              f"{FLAGS['hierarchies']} / {FLAGS['hierarchy_dir']}")
-    for parameter, classes in spec_parameters().items():
+    for parameter, classes in spec_parameters(needs=Statistic.VALUE_COUNTS).items():
         forms = [f"{cls.syntax} ({cls.name})" for cls in classes]
         g.add_argument(FLAGS[parameter], dest=parameter, metavar="SPEC",
                        help=f"{', '.join(forms)}; e.g. {classes[0].example}")
@@ -292,17 +288,18 @@ class ModelRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ModelRequest | None:
         """None when no model is asked for (k-anonymity alone)."""
-        specs = {parameter: getattr(args, parameter) for parameter in spec_parameters() if getattr(args, parameter)}
+        models = spec_parameters(needs=Statistic.VALUE_COUNTS)
+        specs = {parameter: getattr(args, parameter) for parameter in models if getattr(args, parameter)}
         if not specs:
             return None
-        flags = " / ".join(FLAGS[parameter] for parameter in spec_parameters())
+        flags = " / ".join(FLAGS[parameter] for parameter in models)
         sensitive = split(args.sensitive)
         if len(sensitive) != 1:
             raise MicroreleaseError(f"{flags} need exactly one {FLAGS['sensitive']} attribute")
         if args.engine not in (None, "pandas"):
             raise MicroreleaseError(f"{flags} run in memory: use {FLAGS['engine']} pandas (or leave "
                                     f"{FLAGS['engine']} out)")
-        return cls(sensitive[0], parse_models(specs))
+        return cls(sensitive[0], parse_criteria(specs))
 
 
 # --- what a writing command writes --------------------------------------------------------------------
@@ -359,8 +356,7 @@ class KMapRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> KMapRequest | None:
-        """None without either flag; one without the other, K below 1, or k-map beside l-diversity or
-        t-closeness, is refused naming the flag."""
+        """None without either flag; one without the other, or K below 1, is refused naming the flag."""
         k, population = args.k_map, args.population
         if k is not None and population is None and getattr(args, "sample", None):
             chosen = sample(args.sample).population_path  # a bundled sample may know its population
@@ -374,12 +370,15 @@ class KMapRequest:
                                     "each released class needs)")
         if k < 1:
             raise InvalidParameterError(f"must be an integer >= 1. Got {k!r} instead.", parameter="k_map")
-        if getattr(args, "l_diversity", None) or getattr(args, "t_closeness", None):
-            raise MicroreleaseError(f"{FLAGS['k_map']} cannot be combined with {FLAGS['l_diversity']} / "
-                                    f"{FLAGS['t_closeness']} in one run (the k-map roll-up carries no sensitive "
-                                    "values)")
-        strategy = {"auto": "numba", "numba": "numba", "numpy": "numpy"}.get(getattr(args, "strategy", "auto"))
+        if (getattr(args, "l_diversity", None) or getattr(args, "t_closeness", None)) and \
+                getattr(args, "strategy", "auto") not in ("auto", "pruned"):  # refused before any work
+            raise MicroreleaseError(f"{FLAGS['k_map']} beside {FLAGS['l_diversity']} / {FLAGS['t_closeness']} is "
+                                    f"answered by the pruned search only (no whole-lattice profile carries both): "
+                                    f"use {FLAGS['strategy']} auto or pruned", parameter="strategy")
+        # the searches, or the joint roll-up's kernel when the profile answers
+        strategy = {"auto": "numba", "profile": "numba", "pruned": "numba", "numba": "numba",
+                    "numpy": "numpy"}.get(getattr(args, "strategy", "auto"))
         if strategy is None:
-            raise InvalidParameterError(f"{args.strategy!r} is not a strategy of the k-map roll-up; choose auto, "
+            raise InvalidParameterError(f"{args.strategy!r} is not a strategy under k-map; choose auto, profile, pruned, "
                                         "numba or numpy", parameter="strategy")
         return cls(k, population, strategy)

@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 
 from microrelease.app.cli.flags import FLAGS
-from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, answer, read_rows
+from microrelease.app.cli.lattice import LatticeRequest, add_lattice_options, criteria_of, read_rows
 from microrelease.app.cli.options import (
     KMapRequest,
     OutputRequest,
@@ -18,9 +18,9 @@ from microrelease.app.cli.options import (
 )
 from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
-from microrelease.app.cli.search import k_map_model
-from microrelease.core import POLICIES, MicroreleaseError
-from microrelease.core.lattice.release import NodeRelease
+from microrelease.app.cli.search import k_map_answer, k_map_model
+from microrelease.core import MicroreleaseError
+from microrelease.core.lattice.release import NodeRelease, OutputOptions
 from microrelease.core.release import file_target
 from microrelease.core.validation import check_share, parse_max_sup
 
@@ -82,24 +82,20 @@ def run(request: ReleaseRequest) -> int:
         raise MicroreleaseError("applies to search only: a release is written from an exact answer (give "
                                 f"{FLAGS['node']} to release a node a time-limited search found)", parameter="time_limit")
     rows = read_rows(request)
-    k, policy, weights = request.query.k, request.query.policy, dict(request.query.weights)
+    policy, weights = request.query.policy, dict(request.query.weights)
     max_sup = parse_max_sup(request.query.max_sup, rows.dataset.n_rows)
-    criteria = request.query.criteria
-    k_map, joint = (k_map_model(rows, request.k_map, request.quiet, joint=request.node is None) if request.k_map
-                    else (None, None))
     if request.node is not None:
-        spec = NodeRelease(rows.dataset, request.node, k, max_sup, rows.sensitive_frequency, rows.models,
-                           criteria=criteria, k_map=k_map)
+        k_map = k_map_model(rows, request.k_map, request.quiet, joint=False)[0] if request.k_map else None
+        spec = NodeRelease(rows.dataset, request.node, criteria_of(rows, request, k_map), max_sup)
     else:
-        profile = (lambda: joint.profile(k_map.k, quality=POLICIES[policy].quality)) if k_map else None
-        found, _ = answer(rows, request, k_map_profile=profile, k_minimal=False)
+        found, _, k_map = k_map_answer(rows, request, k_minimal=False)
         node = found.preferred(policy, weights).vector
-        spec = NodeRelease(rows.dataset, node, k, max_sup, rows.sensitive_frequency, rows.models, f"policy {policy}",
-                           policy, weights, criteria, k_map)
+        spec = NodeRelease(rows.dataset, node, criteria_of(rows, request, k_map), max_sup, f"policy {policy}", policy,
+                           weights)
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
-        published = spec.write(output.path, sep=output.sep, escape=output.escape_formulas, force=output.force,
-                               protected=protected, list_classes=request.list_suppressed, progress=bar,
-                               sampling_fraction=request.sampling_fraction)
+        published = spec.write(output.path, OutputOptions(
+            sep=output.sep, escape=output.escape_formulas, force=output.force, protected=tuple(protected),
+            list_classes=request.list_suppressed, sampling_fraction=request.sampling_fraction), progress=bar)
     c = published.data["counts"]
     why = c["suppressed_by_reason"]
     return finish(published, output,

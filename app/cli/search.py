@@ -13,7 +13,6 @@ from microrelease.app.cli.options import KMapRequest, add_k_map_options
 from microrelease.app.cli.progress import progress_bar
 from microrelease.core import POLICIES
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
-from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile, read_population
 
 NAME = "search"
@@ -42,23 +41,20 @@ def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool, *, joint: bool = Tr
         return model, joint_profile(rows.dataset, model.population, strategy=k_map.strategy, progress=bar)
 
 
-def k_map_profile(rows: Rows, request: LatticeRequest, k_map: KMapRequest) -> tuple[LatticeProfile, KMap]:
-    model, joint = k_map_model(rows, k_map, request.quiet)
-    return joint.profile(model.k, quality=POLICIES[request.query.policy].quality), model
-
-
-def k_map_answer(rows: Rows, request: LatticeRequest) -> tuple:
-    """(answer, choice, the k-map model or None): the question answered as :func:`answer` does."""
+def k_map_answer(rows: Rows, request: LatticeRequest, *, k_minimal: bool = True) -> tuple:
+    """(answer, choice, the k-map model or None): the question answered as :func:`answer` does (the joint
+    roll-up of sample and population is made only if the whole-lattice profile answers)."""
     if not request.k_map:
-        return (*answer(rows, request), None)
-    built = {}
+        return (*answer(rows, request, k_minimal=k_minimal), None)
+    model, _ = k_map_model(rows, request.k_map, request.quiet, joint=False)
 
     def profile():
-        built["profile"], built["model"] = k_map_profile(rows, request, request.k_map)
-        return built["profile"]
+        with progress_bar("joint roll-up of sample and population (k-map)", request.quiet) as bar:
+            joint = joint_profile(rows.dataset, model.population, strategy=request.k_map.strategy, progress=bar)
+        return joint.profile(model.k, quality=POLICIES[request.query.policy].quality)
 
-    found, choice = answer(rows, request, k_map_profile=profile)
-    return found, choice, built["model"]
+    found, choice = answer(rows, request, k_map=model, k_map_profile=profile, k_minimal=k_minimal)
+    return found, choice, model
 
 
 Request = SearchRequest  # what main() parses the Namespace into, once

@@ -19,6 +19,7 @@ import param
 
 from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, Dataset, GeneralizedTable, generalize
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.data.dataset import read_table
 from microrelease.core.data.samples import SAMPLES
 from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
@@ -76,7 +77,7 @@ def k_map_release(dataset: Dataset, node, k: int, k_map: KMap) -> GeneralizedTab
     """:func:`generalize` at ``node`` with the classes having fewer than K population records suppressed
     too (the classes the core's release writer suppresses for ``k_map``)."""
     table = generalize(dataset, node, k)
-    suppression = node_suppression(dataset, node, k, k_map=k_map)
+    suppression = node_suppression(dataset, node, Criteria.of(k, k_map))
     freq = dataset.frequency
     _, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     keep = ~suppression.suppressed[tuple_class[freq.row_tuple]]
@@ -90,7 +91,7 @@ def k_map_release(dataset: Dataset, node, k: int, k_map: KMap) -> GeneralizedTab
 
 def k_map_released_tuples(dataset: Dataset, node, k: int, k_map: KMap) -> np.ndarray:
     """Per tuple of ``dataset``'s frequency set: whether its rows are released at ``node`` under k and k-map."""
-    suppression = node_suppression(dataset, node, k, k_map=k_map)
+    suppression = node_suppression(dataset, node, Criteria.of(k, k_map))
     _, tuple_class = class_sizes(dataset.frequency, dataset.hierarchies, node)
     return ~suppression.suppressed[tuple_class]
 

@@ -12,13 +12,13 @@ import param
 from microrelease.app.explorer.k_map import WITH_MODELS
 from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, build_profile
+from microrelease.core.criteria.registry import spec_parameters
 from microrelease.core.exceptions import Cancelled, MicroreleaseError
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.models.profile import build_model_profile
-from microrelease.core.models.registry import spec_parameters
 from microrelease.core.models.sensitive import prepare_models
 
-# The l-diversities of the models registry, by the keyword of their text spec ("distinct:L" -> "distinct").
+# The l-diversities of the criteria registry, by the keyword of their text spec ("distinct:L" -> "distinct").
 L_DIVERSITY = {cls.syntax.partition(":")[0]: cls for cls in spec_parameters()["l_diversity"]}
 
 
@@ -46,7 +46,7 @@ class ModelSteps:
 
     def model_specs(self) -> dict[str, str]:
         """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
-        parsed by the core's models registry as the command line's flags are."""
+        parsed by the core's criteria registry as the command line's flags are."""
         specs = {}
         if self.l_kind != "none":  # the keyword, then the model's fields in its declared order (c, l)
             chosen = {"l": self.l, "c": self.c}

@@ -35,6 +35,7 @@ from microrelease.core import (
     generalize,
     query,
 )
+from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import describe_vector
 from microrelease.core.lattice.quality import QUALITY_MODELS
@@ -42,7 +43,7 @@ from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
 from microrelease.core.models.sensitive import SensitiveFrequency
 from microrelease.core.models.t_closeness import GROUNDS
-from microrelease.core.risk.criteria import PopulationUniqueness, parse_criteria
+from microrelease.core.risk.criteria import PopulationUniqueness
 from microrelease.core.risk.reidentification import node_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
 

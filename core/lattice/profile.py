@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from microrelease.core.criteria.base import monotone
 from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
@@ -92,7 +93,7 @@ class LatticeProfile:
         """Whether satisfaction is monotone up the lattice for this MaxSup, so that a node with no
         satisfying direct predecessor has none below at all: k-anonymity always is (Samarati
         Lemma 5.1); each privacy model declares whether it is, without and with suppression."""
-        return all(m.monotone_suppression if max_sup > 0 else m.monotone_generalization for m in self.models)
+        return monotone(self.models, max_sup)
 
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
         """(sizes, counts) of ``node``'s equivalence classes."""

@@ -5,10 +5,11 @@ shown by its page (:mod:`microrelease.core.release.report_html`)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import relative_distance
 from microrelease.core.lattice.policies import POLICIES, weight_vector
@@ -27,16 +28,16 @@ SCORES = {  # what each policy scores, and the node's value, for the report's "w
 }
 
 
-def minimality(lattice: Lattice, node: Node, max_sup: int | None, models: Sequence,
+def minimality(lattice: Lattice, node: Node, max_sup: int | None, criteria: Criteria,
                satisfies: Callable[[Node], bool], *, by_policy: bool = False) -> tuple[bool | None, str]:
     """(is ``node`` k-minimal, why): does no node below it satisfy the question? ``satisfies(other)``
     answers for one node. The direct predecessors suffice when satisfaction is monotone (Samarati
-    Lemma 5.1 for k; each model says whether it is); else every node below is tried, up to
+    Lemma 5.1 for k; each criterion declares whether it is, :func:`~microrelease.core.criteria.base.monotone`); else every node below is tried, up to
     BELOW_LIMIT of them. Past that, a node a policy chose is k-minimal by the profile that chose it
     (``by_policy``: the policies choose among the k-minimal nodes); another is not determined (None)."""
     if max_sup is None:
         return None, "no MaxSup bounds the suppression, so every node satisfies k with enough of it"
-    monotone = all(m.monotone_suppression if max_sup > 0 else m.monotone_generalization for m in models)
+    monotone = criteria.monotone(max_sup)
     below = lattice.predecessors(node) if monotone else [
         other for other in itertools.product(*(range(d + 1) for d in node)) if other != tuple(node)]
     if len(below) > BELOW_LIMIT:

@@ -24,6 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
+from microrelease.core.criteria.base import monotone
 from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics
@@ -247,7 +248,8 @@ class Answer:
 
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
     """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:
-    risk-based privacy models (:mod:`microrelease.core.risk.criteria`) a node must satisfy too."""
+    the scope-RELEASE criteria (:mod:`microrelease.core.risk.criteria`) a node must satisfy too (the
+    scope-CLASS ones are the profile's, counted when it was built)."""
     k = check_k(k, profile.n_rows)
     max_sup = parse_max_sup(max_sup, profile.n_rows)
     stats = profile.stats(k)
@@ -255,7 +257,7 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple =
     for criterion in criteria:
         satisfying = satisfying & criterion.satisfied(profile, k)
     src, tgt = profile.lattice.edges
-    if criteria or not profile.monotone(max_sup):
+    if not monotone((*profile.models, *criteria), max_sup):
         # A model not monotone here (l-diversity and t-closeness with suppression: a class that
         # fails can merge with one that passes into one that fails) lets a satisfying node lie above
         # a failing one above a satisfying one: look at every node below, not just the direct

@@ -5,14 +5,17 @@ diagnosis, the class gives it away. A privacy model constrains the sensitive att
 equivalence class (the rows sharing one generalized QI combination). Each model is a frozen
 dataclass whose fields are its parameters, and declares, in one place:
 
-- ``name``: its key in :data:`~microrelease.core.models.registry.PRIVACY_MODELS`;
+- ``name``: its key in :data:`~microrelease.core.criteria.registry.CRITERIA` (the criterion
+  protocol, :mod:`~microrelease.core.criteria.base`, of which these are the scope-CLASS criteria
+  reading a sensitive attribute);
 - ``parameter`` and ``syntax``: the API parameter that gives it as text (``l_diversity``,
   ``t_closeness``) and its text form there (``distinct:L``); :meth:`from_spec` / :meth:`spec`;
 - :meth:`check`: its parameters' domains, against the sensitive attribute's number of values;
 - ``monotone_generalization`` / ``monotone_suppression``: whether satisfaction is kept up the
   lattice without / with suppression (the search reads them to choose how to find k-minimal nodes);
 - :meth:`needs`: the per-class statistics and table-wide inputs its check reads;
-- :meth:`passes` and :meth:`statistic`: its check on many classes at once, in numpy (the oracle);
+- :meth:`passes_counts` and :meth:`statistic`: its check on many classes at once, in numpy (the
+  oracle; :meth:`passes` is the same check as the protocol asks it);
 - :meth:`kernel_code`: the kind code and parameters handed to the compiled profile kernel
   (:mod:`microrelease.core.models.rollup_kernels`), which evaluates the same arithmetic.
 """
@@ -21,11 +24,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 import numpy as np
 
+from microrelease.core.criteria.base import ClassView, Scope, Statistic
 from microrelease.core.exceptions import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -34,14 +37,6 @@ if TYPE_CHECKING:
     from microrelease.core.models.sensitive import SensitiveFrequency
 
 TOLERANCE = 1e-12  # comparisons with l and t allow for rounding in logs and sums
-
-
-class Statistic(Enum):
-    """What a model's check reads."""
-
-    VALUE_COUNTS = "value counts"  # how many rows of the class hold each sensitive value
-    TABLE_DISTRIBUTION = "table distribution"  # the whole input's distribution of the sensitive values
-    VALUE_HIERARCHY = "value hierarchy"  # the sensitive attribute's hierarchy (a ground distance)
 
 
 class KernelCode(NamedTuple):
@@ -73,6 +68,7 @@ class PrivacyModel(ABC):
     example: ClassVar[str]  # a valid text spec (for help texts and the registry's contract test)
     monotone_generalization: ClassVar[bool]
     monotone_suppression: ClassVar[bool]
+    scope: ClassVar[Scope] = Scope.CLASS
 
     @classmethod
     @abstractmethod
@@ -97,8 +93,12 @@ class PrivacyModel(ABC):
         """The figure each class is judged on (shown when a node is explained)."""
 
     @abstractmethod
-    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         """Whether each class satisfies the model (bool per row of ``counts``)."""
+
+    def passes(self, classes: ClassView) -> np.ndarray:
+        """The criterion protocol's check (:mod:`~microrelease.core.criteria.base`)."""
+        return self.passes_counts(classes.value_counts, classes.table_counts)
 
     @abstractmethod
     def describe(self) -> str:

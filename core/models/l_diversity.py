@@ -67,7 +67,7 @@ class LDiversity(PrivacyModel):
     def needs(self) -> frozenset[Statistic]:
         return frozenset({Statistic.VALUE_COUNTS})
 
-    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) >= self.l
 
 
@@ -101,7 +101,7 @@ class EntropyLDiversity(LDiversity):
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return np.exp(entropy(counts))  # the class's "effective l"
 
-    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return entropy(counts) >= np.log(self.l) - TOLERANCE
 
     def describe(self) -> str:
@@ -132,7 +132,7 @@ class RecursiveCLDiversity(LDiversity):
         with np.errstate(divide="ignore"):
             return np.where(tail > 0, ranked[:, 0] / np.where(tail > 0, tail, 1), np.inf)
 
-    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) < self.c
 
     def describe(self) -> str:

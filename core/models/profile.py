@@ -181,7 +181,7 @@ def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node
     failing = [[] for _ in sizes]
     for model in models:
         frame[model.describe()] = np.round(model.statistic(counts, sensitive_frequency.table_counts), 4)
-        for i in np.flatnonzero(~model.passes(counts, sensitive_frequency.table_counts)):
+        for i in np.flatnonzero(~model.passes_counts(counts, sensitive_frequency.table_counts)):
             failing[i].append(model.describe())
     for i in np.flatnonzero(sizes < k):
         failing[i].append(f"smaller than k={k}")

@@ -19,10 +19,9 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.data.dataset import Dataset, as_text
-from microrelease.core.exceptions import CoverageError, DataError
+from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy, find_hierarchy_file, read_arx
 from microrelease.core.models.base import PrivacyModel, Statistic
-from microrelease.core.models.registry import parse_models
 
 
 @dataclass(frozen=True, eq=False)
@@ -56,7 +55,7 @@ class SensitiveFrequency:
         counts = self.class_counts(row_class, n_classes)
         ok = np.ones(n_classes, dtype=bool)
         for model in models:
-            ok &= model.passes(counts, self.table_counts)
+            ok &= model.passes_counts(counts, self.table_counts)
         return ok
 
 
@@ -136,7 +135,7 @@ def prepare_models(
     :func:`~microrelease.core.models.profile.build_model_profile`, a release or an explanation.
 
     models : model objects, or text specs by parameter (``{"l_diversity": "entropy:3",
-        "t_closeness": "0.2:hierarchical"}``, see :func:`~microrelease.core.models.registry.parse_models`).
+        "t_closeness": "0.2:hierarchical"}``, see :func:`~microrelease.core.criteria.registry.parse_criteria`).
     hierarchy : the sensitive attribute's hierarchy (or its ARX file), read only when a model needs
         one (hierarchical t-closeness); by default the attribute's file in ``dataset.hierarchy_dir``.
 
@@ -144,7 +143,15 @@ def prepare_models(
     parameters do not fit the attribute, DataError for an attribute that is a QI or unknown,
     HierarchyError / CoverageError for its hierarchy.
     """
-    models = parse_models(models) if isinstance(models, Mapping) else tuple(models)
+    if isinstance(models, Mapping):
+        from microrelease.core.criteria.registry import parse_criteria  # the registry imports this family
+
+        models = parse_criteria(models)
+    models = tuple(models)
+    strangers = [m for m in models if not isinstance(m, PrivacyModel)]
+    if strangers:
+        raise InvalidParameterError(f"{', '.join(c.describe() for c in strangers)} do not read a sensitive attribute",
+                                    parameter=strangers[0].parameter)
     if not any(Statistic.VALUE_HIERARCHY in m.needs() for m in models):
         hierarchy = None
     elif hierarchy is None and dataset.hierarchy_dir:

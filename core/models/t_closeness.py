@@ -137,7 +137,7 @@ class TCloseness(PrivacyModel):
             return emd_ordered(p, q)
         return emd_hierarchical(p, q, self.hierarchy, np.asarray(self.order, dtype=np.int64))
 
-    def passes(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) <= self.t + TOLERANCE
 
     def describe(self) -> str:

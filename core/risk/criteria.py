@@ -17,18 +17,19 @@ more slowly than it frees suppressed rows), so the search looks below every node
 (:func:`~microrelease.core.lattice.search.query`). A node that releases nothing has no risk and
 satisfies them; MaxSup bounds how much may be suppressed.
 
-:data:`RISK_CRITERIA` is the registry read by the command line, the dashboard and the contract tests.
+:data:`~microrelease.core.criteria.registry.CRITERIA` is the registry read by the command line, the
+dashboard and the contract tests (these are its scope-RELEASE criteria).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
 
+from microrelease.core.criteria.base import Scope, Statistic
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.risk.reidentification import node_risk, table_risk
@@ -59,6 +60,9 @@ class AverageRisk:
     monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_risk"
     syntax: ClassVar[str] = "R"
+    help: ClassVar[str] = "average re-identification risk (prosecutor) at most R"
+    example: ClassVar[str] = "0.05"
+    scope: ClassVar[Scope] = Scope.RELEASE
 
     @classmethod
     def from_spec(cls, spec: str) -> AverageRisk:
@@ -66,6 +70,12 @@ class AverageRisk:
 
     def describe(self) -> str:
         return f"average re-identification risk <= {self.limit:g}"
+
+    def spec(self) -> str:
+        return f"{self.limit!r}"
+
+    def needs(self) -> frozenset[Statistic]:
+        return frozenset({Statistic.RELEASED_SIZES})
 
     def figure(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return node_risk(profile, k, threshold=1.0)["average"]
@@ -92,6 +102,9 @@ class RecordsAtRisk:
     monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_records_at_risk"
     syntax: ClassVar[str] = "T:P"
+    help: ClassVar[str] = "at most a share P of the released records with a risk above T"
+    example: ClassVar[str] = "0.2:0.05"
+    scope: ClassVar[Scope] = Scope.RELEASE
 
     @classmethod
     def from_spec(cls, spec: str) -> RecordsAtRisk:
@@ -104,6 +117,12 @@ class RecordsAtRisk:
 
     def describe(self) -> str:
         return f"records with risk above {self.threshold:g} <= {self.share:.4g} of the released"
+
+    def spec(self) -> str:
+        return f"{self.threshold!r}:{self.share!r}"
+
+    def needs(self) -> frozenset[Statistic]:
+        return frozenset({Statistic.RELEASED_SIZES})
 
     def figure(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return node_risk(profile, k, threshold=self.threshold)["records_at_risk"]
@@ -140,6 +159,10 @@ class PopulationUniqueness:
     monotone_suppression: ClassVar[bool] = False
     parameter: ClassVar[str] = "max_uniqueness"
     syntax: ClassVar[str] = "U:F"
+    help: ClassVar[str] = ("estimated population uniques at most a share U, the data being a sample of a share F of "
+                           "the population (Dankar et al.)")
+    example: ClassVar[str] = "0.01:0.1"
+    scope: ClassVar[Scope] = Scope.RELEASE
 
     @classmethod
     def from_spec(cls, spec: str) -> PopulationUniqueness:
@@ -152,6 +175,12 @@ class PopulationUniqueness:
 
     def describe(self) -> str:
         return f"population uniques <= {self.limit:.4g} (Dankar's estimate, sampling fraction {self.sampling_fraction:g})"
+
+    def spec(self) -> str:
+        return f"{self.limit!r}:{self.sampling_fraction!r}"
+
+    def needs(self) -> frozenset[Statistic]:
+        return frozenset({Statistic.RELEASED_SIZES})
 
     def figure(self, profile: LatticeProfile, k: int) -> np.ndarray:
         est = uniqueness_by_node(*released_histograms(profile, k), self.sampling_fraction, strategy=self.strategy)
@@ -169,21 +198,3 @@ class PopulationUniqueness:
 
     def holds(self, value: float) -> bool:
         return bool(value <= self.limit + TOLERANCE)
-
-
-RISK_CRITERIA: dict[str, type] = {cls.name: cls for cls in (AverageRisk, RecordsAtRisk, PopulationUniqueness)}
-
-
-def parse_criteria(specs: Mapping[str, str | None]) -> tuple:
-    """Criteria from text specs by parameter (``{"max_risk": "0.05", "max_uniqueness": "0.01:0.1"}``),
-    skipping empty ones."""
-    by_parameter = {cls.parameter: cls for cls in RISK_CRITERIA.values()}
-    out = []
-    for parameter, spec in specs.items():
-        if not spec:
-            continue
-        if parameter not in by_parameter:
-            raise InvalidParameterError(f"no risk criterion is given by a parameter {parameter!r}; known: "
-                                        f"{sorted(by_parameter)}")
-        out.append(by_parameter[parameter].from_spec(str(spec)))
-    return tuple(out)

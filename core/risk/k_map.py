@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from microrelease.core.criteria.base import ClassView, Scope, Statistic
 from microrelease.core.data.dataset import as_text, read_table
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
@@ -124,15 +125,19 @@ def _check_contains(population: Population, sample: FrequencySource) -> None:
                         parameter="population")
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True)
 class KMap:
-    """El Emam & Dankar's k-map: every released class has at least ``k`` records in the population."""
+    """El Emam & Dankar's k-map: every released class has at least ``k`` records in the population
+    (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.base`; from text it has no population
+    until :meth:`bind`)."""
 
     k: int
-    population: Population = field(repr=False)
+    population: Population | None = field(default=None, repr=False, compare=False)
     name: ClassVar[str] = "k-map"
     parameter: ClassVar[str] = "k_map"
     syntax: ClassVar[str] = "K"
+    example: ClassVar[str] = "10"
+    scope: ClassVar[Scope] = Scope.CLASS
     monotone_generalization: ClassVar[bool] = True
     monotone_suppression: ClassVar[bool] = True  # a merged class's population count is the sum
 
@@ -141,12 +146,25 @@ class KMap:
             raise InvalidParameterError(f"The 'k_map' parameter must be an integer >= 1 (the population records "
                                         f"each released class needs). Got {self.k!r} instead.", parameter="k_map")
 
+    @classmethod
+    def from_spec(cls, spec: str) -> KMap:
+        try:
+            return cls(int(str(spec).strip()))
+        except ValueError:
+            return cls(spec)
+
     def spec(self) -> str:
         return str(self.k)
+
+    def bind(self, population: Population) -> KMap:
+        """This criterion against ``population``."""
+        return KMap(self.k, population)
 
     def check(self) -> KMap:
         """This model, if some class could pass it: K at most the population's rows (else every class
         fails, which a front end says as such rather than as a suppression count)."""
+        if self.population is None:
+            raise InvalidParameterError("k-map needs a population table", parameter="population")
         if self.k > self.population.n_rows:
             raise InvalidParameterError(f"The 'k_map' parameter must be at most the population's rows "
                                         f"({self.population.n_rows}). Got {self.k!r} instead.", parameter="k_map")
@@ -155,9 +173,12 @@ class KMap:
     def describe(self) -> str:
         return f"{self.k}-map"
 
-    def passes(self, population_sizes: np.ndarray) -> np.ndarray:
+    def needs(self) -> frozenset[Statistic]:
+        return frozenset({Statistic.POPULATION_SIZE})
+
+    def passes(self, classes: ClassView) -> np.ndarray:
         """Whether each class (given its population size F) is kept."""
-        return np.asarray(population_sizes) >= self.k
+        return np.asarray(classes.population_sizes) >= self.k
 
 
 @dataclass(frozen=True, eq=False)

@@ -114,14 +114,17 @@ class PrunedAnswer:
         f = self.search.evaluate(i)
         vec = self.search.vector(i)
         if not f.complete:  # the search stopped rolling it up once it failed: its own figures now
-            f = self.search.evaluator.figures(vec, self.k)
+            f = self.search.full_figures(i)
         stats = ClassStats(self.k, np.array([f.suppressed]), np.array([f.distinct]), np.array([f.smallest]),
                            np.array([f.released_sq]))
         m = {name: float(v[0]) for name, v in node_metrics(self.lattice, self.search.evaluator.n_rows, stats,
                                                            vec[None, :]).items()}
-        satisfies = f.suppressed <= self.max_sup  # minimal: no direct predecessor satisfies (monotone)
-        minimal = satisfies and not any(self.search.satisfies(i - int(stride))
-                                        for a, stride in enumerate(self.search.strides) if vec[a] > 0)
+        satisfies = f.suppressed <= self.max_sup and f.holds
+        if self.search.monotone:  # minimal: no direct predecessor satisfies
+            minimal = satisfies and not any(self.search.satisfies(i - int(stride))
+                                            for a, stride in enumerate(self.search.strides) if vec[a] > 0)
+        else:  # no node below satisfies: the whole lattice classified
+            minimal = satisfies and i in set(self.k_minimal_indices.tolist())
         return NodeResult(vector=tuple(int(d) for d in vec), height=int(vec.sum()),
                           satisfies=satisfies, k_minimal=minimal, suppressed=f.suppressed,
                           accuracy=m["accuracy"], completeness=m["completeness"], distinct=f.distinct,
@@ -141,9 +144,7 @@ class PrunedAnswer:
             if search.quality == policy and i in search.scores:
                 out[j] = search.scores[i]
                 continue
-            vec = search.vector(i)
-            f = search.evaluator.figures(vec, self.k, quality_within=self.max_sup)
-            out[j] = search.constants.score(policy, vec, f)
+            out[j] = search.constants.score(policy, search.vector(i), search.full_figures(i, quality=True))
         return out
 
     # --- the preferred node ----------------------------------------------------------------------

@@ -43,6 +43,7 @@ class NodeFigures:
     mass: np.ndarray | None = None
     entropy: float | None = None
     complete: bool = True  # False: the roll-up stopped once the node failed (NodeEvaluator.classes)
+    holds: bool = True  # the scope-RELEASE criteria hold on what the node releases (criteria_figures)
 
 
 def _up_maps(hierarchies) -> list[dict]:

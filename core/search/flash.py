@@ -14,6 +14,14 @@ For a quality model with a generalization-only lower bound (:mod:`~microrelease.
 only the nodes whose bound is at most the best score found so far are visited (branch and bound, as
 ARX prunes by ``getLowerBound``), and every satisfying one is evaluated for its score: the best of them
 is the exact optimum over every satisfying node. Without a bound, every satisfying node is evaluated.
+
+Under criteria beside k (:class:`~microrelease.core.criteria.criteria_set.Criteria`), a node's figures
+are those of what it releases under all of them (:mod:`~microrelease.core.search.criteria_figures`).
+A node failing k-anonymity alone tags the box below it failing, as before (the others only add
+suppression); the rest spreads tags only when every criterion declares itself monotone at this MaxSup
+(:func:`~microrelease.core.criteria.base.monotone`); otherwise each node is tagged alone, every node
+left open is evaluated, and a k-minimal node is one with no satisfying node anywhere below. The quality
+models' lower bounds hold for any set of suppressed rows, so branch and bound stays exact.
 """
 
 from __future__ import annotations
@@ -23,8 +31,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.exceptions import Cancelled
 from microrelease.core.search.bounds import BOUNDED, QualityConstants
+from microrelease.core.search.criteria_figures import CriteriaFigures
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
 
@@ -41,8 +51,12 @@ class PrunedSearch:
 
     def __init__(self, evaluator: NodeEvaluator, k: int, max_sup: int, *, quality: str | None = None,
                  constants: QualityConstants | None = None, progress: Callable[[float], None] | None = None,
-                 should_stop: Callable[[], bool] | None = None, time_limit: float | None = None) -> None:
+                 should_stop: Callable[[], bool] | None = None, time_limit: float | None = None,
+                 criteria: Criteria | None = None) -> None:
         self.evaluator, self.k, self.max_sup, self.quality = evaluator, int(k), int(max_sup), quality
+        # criteria beside k: their figures, and whether tags may spread (each criterion declares it)
+        self.under = CriteriaFigures(evaluator, criteria) if criteria is not None and criteria.others else None
+        self.monotone = criteria is None or criteria.monotone(self.max_sup)
         self.heights = evaluator.heights
         self.shape = tuple(int(h) + 1 for h in self.heights)
         self.size = int(np.prod(self.shape, dtype=np.int64))
@@ -86,10 +100,25 @@ class PrunedSearch:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise _TimeUp
         vec = self.vector(index)
-        f = self.evaluator.figures(vec, self.k, give_up=self.max_sup, quality_within=self.max_sup if self.quality else None)
+        if self.under is None:
+            f = self.evaluator.figures(vec, self.k, give_up=self.max_sup,
+                                       quality_within=self.max_sup if self.quality else None)
+            k_part = sat = f.suppressed <= self.max_sup
+        else:
+            from microrelease.core.search.evaluator_kernels import class_figures  # compiled: loaded when used
+
+            keys, counts, complete = self.evaluator.classes(vec, self.k, self.max_sup)
+            k_part = complete and int(counts[counts < self.k].sum()) <= self.max_sup
+            f = (self.under.figures(vec, keys, counts, self.k, quality=self.quality is not None) if k_part else
+                 NodeFigures(*(int(x) for x in class_figures(counts, self.k)), len(counts), complete=complete))
+            sat = f.suppressed <= self.max_sup and f.holds
         self.figures[index] = f
-        sat = f.suppressed <= self.max_sup
-        tag_box(self.status, index, vec, self.heights, self.strides, SAT if sat else UNSAT, sat)
+        if not k_part or self.monotone:
+            # k-anonymity failing with minimal required suppression fails every node below (Lemma 5.1),
+            # whatever the other criteria say; the rest spreads only when every criterion is monotone
+            tag_box(self.status, index, vec, self.heights, self.strides, SAT if sat else UNSAT, sat)
+        else:
+            self.status[index] |= SAT if sat else UNSAT
         self.status[index] |= EVALUATED
         if sat and self.quality is not None:
             self.score(index)
@@ -101,10 +130,19 @@ class PrunedSearch:
             vec = self.vector(index)
             f = self.figures[index] if index in self.figures else self.evaluate(index)
             if f.mass is None and self.quality in ("loss", "nu-entropy"):
-                f = self.evaluator.figures(vec, self.k, quality_within=self.max_sup)
+                f = self.full_figures(index, quality=True)
             self.scores[index] = self.constants.score(self.quality, vec, f)
             self.best = min(self.best, self.scores[index])
         return self.scores[index]
+
+    def full_figures(self, index: int, *, quality: bool = False) -> NodeFigures:
+        """One node's figures from all its classes (a search's own may stop once the node fails), with
+        the quality figures when ``quality``."""
+        vec = self.vector(int(index))
+        if self.under is None:
+            return self.evaluator.figures(vec, self.k, quality_within=self.max_sup if quality else None)
+        keys, counts, _ = self.evaluator.classes(vec, self.k)
+        return self.under.figures(vec, keys, counts, self.k, quality=quality)
 
     def satisfies(self, index: int) -> bool:
         if not self.status[index] & (SAT | UNSAT):
@@ -226,9 +264,12 @@ class PrunedSearch:
     # --- what the tags tell ----------------------------------------------------------------------
     def minimal(self) -> np.ndarray:
         """Node numbers of the k-minimal set (every node tagged), ascending: satisfying evaluated nodes
-        whose direct predecessors all fail (a minimal node has no satisfying node below to tag it)."""
-        candidates = np.array(sorted(i for i, f in self.figures.items() if f.suppressed <= self.max_sup),
-                              dtype=np.int64)
+        whose direct predecessors all fail (a minimal node has no satisfying node below to tag it); when
+        a criterion is not monotone here, whose every node below fails."""
+        candidates = np.array(sorted(i for i, f in self.figures.items()
+                                     if f.suppressed <= self.max_sup and f.holds), dtype=np.int64)
+        if not self.monotone:
+            return candidates[~self._satisfying_below()[candidates]]
         keep = np.ones(len(candidates), dtype=bool)
         for a, stride in enumerate(self.strides):
             level = (candidates // stride) % self.shape[a]
@@ -236,6 +277,18 @@ class PrunedSearch:
             pred = candidates[has] - stride
             keep[np.flatnonzero(has)[(self.status[pred] & SAT) > 0]] = False
         return candidates[keep]
+
+    def _satisfying_below(self) -> np.ndarray:
+        """Per node, whether some node strictly below it satisfies (every node tagged), height by height."""
+        sat = (self.status & SAT) > 0
+        below = np.zeros(self.size, dtype=bool)
+        for h in range(1, len(self.height_start) - 1):
+            nodes = self.order[self.height_start[h]:self.height_start[h + 1]].astype(np.int64)
+            for a, stride in enumerate(self.strides):
+                has = (nodes // stride) % self.shape[a] > 0
+                pred = nodes[has] - stride
+                below[nodes[has]] |= sat[pred] | below[pred]
+        return below
 
     def nodes_at_height(self, height: int) -> np.ndarray:
         """Node numbers of one height, ascending (lexicographic order of the vectors)."""

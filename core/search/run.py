@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.policies import check_policy
@@ -14,7 +15,7 @@ from microrelease.core.search.flash import PrunedSearch
 from microrelease.core.validation import check_k, parse_max_sup
 
 
-def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: str = "min-relative", *,
+def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str, policy: str = "min-relative", *,
                   evaluator: NodeEvaluator | None = None, progress: Callable[[float], None] | None = None,
                   should_stop: Callable[[], bool] | None = None, time_limit: float | None = None,
                   cache_budget: int = CACHE_BUDGET) -> PrunedAnswer:
@@ -22,12 +23,19 @@ def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: s
     profile. A quality ``policy`` is searched for at once (its optimum over every satisfying node); the
     k-minimal set and Find_vector are tagged when first asked for.
 
+    k : k, or a :class:`~microrelease.core.criteria.criteria_set.Criteria` (k-anonymity and any other
+        criteria of the registry: the l-diversities, t-closeness, k-map, the risk limits).
+
     evaluator : a :class:`NodeEvaluator` of ``source`` to reuse (its cache stays warm across questions).
     time_limit : seconds (counted once the kernels are loaded) after which the search of a quality policy
         with a lower bound stops with the best node found so far (``timed_out``, ``lower_bound``); the
         k-minimal set and Find_vector, when asked for, are still exact (they are not timed).
     """
-    k = check_k(k, source.n_rows)
+    criteria = k if isinstance(k, Criteria) else None
+    k = check_k(criteria.k.k if criteria is not None else k, source.n_rows)
+    if criteria is not None and criteria.models and getattr(source.frequency, "row_tuple", None) is None:
+        raise InvalidParameterError("privacy models read every row's sensitive value: they need a Dataset",
+                                    parameter="models")
     max_sup = parse_max_sup(max_sup, source.n_rows)
     chosen = check_policy(policy)
     if not supports(policy):
@@ -40,11 +48,11 @@ def search_pruned(source: FrequencySource, k: int, max_sup: int | str, policy: s
     evaluator = evaluator or NodeEvaluator(source, cache_budget=cache_budget)
     constants = QualityConstants.of(source)
     search = PrunedSearch(evaluator, k, max_sup, quality=policy if chosen.quality else None, constants=constants,
-                          progress=progress, should_stop=should_stop, time_limit=time_limit)
+                          progress=progress, should_stop=should_stop, time_limit=time_limit, criteria=criteria)
     if policy in AT_MINIMAL:
         search.classify_all()
         for index in search.minimal():
             search.score(int(index))
     elif chosen.quality:
         search.run()
-    return PrunedAnswer(source.lattice, search)
+    return PrunedAnswer(source.lattice, search, criteria.release_scoped if criteria is not None else ())

@@ -5,7 +5,7 @@ changes of k rest on), but it costs what the whole lattice costs: its memory gro
 the distinct class sizes of each. The pruned search costs what the answer costs, and one answer costs
 it less at every lattice size measured (benchmarks/scale_qis.py). ``auto`` takes the pruned search for
 one question, and for many questions on a lattice over :data:`PROFILE_NODES` nodes, wherever it
-answers them (k-anonymity with minimal required suppression, every policy but KL divergence); else the
+answers them (every criterion of the registry, every policy but KL divergence); else the
 profile, which is refused before any work when its estimate exceeds the memory budget, with the
 estimate and the alternative.
 """
@@ -92,12 +92,11 @@ def estimate_profile_bytes(source: FrequencySource, quality: bool) -> int:
     return int(lattice.size * (float(np.mean(pairs)) * per_pair + per_node))
 
 
-def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", answerable: bool = True,
-           memory_budget: int | None = None, questions: int = 1) -> Choice:
+def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", memory_budget: int | None = None,
+           questions: int = 1) -> Choice:
     """The search for ``questions`` questions on ``source`` (see the module docstring): one question
     (a command) costs least by the pruned search at every lattice size measured; many (the dashboard)
-    are answered after one pass by a profile that fits. ``answerable``: whether the pruned search can
-    answer them (False under privacy models, risk criteria or k-map, which it does not read yet).
+    are answered after one pass by a profile that fits.
     Raises InvalidParameterError for ``pruned`` where it cannot answer, or for a profile whose estimate
     exceeds ``memory_budget`` (default: :func:`default_memory_budget`)."""
     from microrelease.core.lattice.policies import check_policy
@@ -107,12 +106,11 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", answ
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
     quality = check_policy(policy).quality
-    prunable = answerable and supports(policy)
+    prunable = supports(policy)
     if strategy == "pruned":
         if not prunable:
-            why = (f"the policy {policy!r}" if answerable else "privacy models, risk criteria and k-map")
-            raise InvalidParameterError(f"the pruned search does not answer {why} yet; use strategy 'profile'",
-                                        parameter="strategy")
+            raise InvalidParameterError(f"the pruned search does not answer the policy {policy!r} yet; use "
+                                        "strategy 'profile'", parameter="strategy")
         return Choice("pruned", "", 0, "asked for")
     size = source.lattice.size
     if strategy == "auto" and prunable and (questions == 1 or size > PROFILE_NODES):
@@ -129,8 +127,6 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", answ
                                     parameter="memory_budget")
     if strategy != "auto":
         reason = "asked for"
-    elif not answerable:
-        reason = "the pruned search does not read privacy models, risk criteria or k-map yet"
     elif not prunable:
         reason = f"the pruned search does not score {policy!r} yet"
     else:

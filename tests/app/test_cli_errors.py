@@ -11,8 +11,8 @@ import pytest
 from microrelease.app.cli import build_parser, main
 from microrelease.app.cli.flags import FLAGS, error_line
 from microrelease.core import DataError, InvalidParameterError
+from microrelease.core.criteria.registry import spec_parameters
 from microrelease.core.data.samples import microdata_sample, sample
-from microrelease.core.models.registry import spec_parameters
 
 
 def run(capsys, *argv):

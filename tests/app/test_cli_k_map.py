@@ -41,7 +41,7 @@ def test_release_under_k_map_has_K_population_records_per_class(tmp_path, capsys
     assert (population >= 5).all() and len(released) > 0
     assert report["parameters"]["k_map"]["population"]["rows"] == 30162
     checks = {c["check"]: c for c in report["verification"]}
-    assert checks["5-map"]["passed"] and "30162" in checks["5-map"]["detail"]
+    assert checks["5-map"]["passed"] and "classes pass" in checks["5-map"]["detail"]
     by_model = report["counts"]["suppressed_by_reason"]["by_model"]
     assert report["counts"]["suppressed_rows"] == by_model["5-map"]  # k = 1: only k-map suppresses
     assert (tmp_path / "r.report.html").exists()
@@ -78,8 +78,8 @@ def test_search_k_minimal_nodes_meet_k_map_and_nodes_below_do_not(capsys):
     (["--k-map", "0", "--population", "x.csv"], "--k-map"),
     (["--population", "x.csv"], "--k-map"),
     (["--k-map", "5", "--population", "x.csv", "--strategy", "direct"], "--strategy"),
-    (["--k-map", "5", "--population", "x.csv", "--sensitive", "salary-class", "--l-diversity", "distinct:2"],
-     "--k-map"),
+    (["--k-map", "5", "--population", "x.csv", "--sensitive", "salary-class", "--l-diversity", "distinct:2",
+      "--strategy", "profile"], "--strategy"),
 ])
 def test_bad_k_map_flags_are_refused_by_name(capsys, extra, flag):
     assert main(["search", "--sample", "adult", "--k", "1", *extra, "--quiet"]) == 2
@@ -115,3 +115,23 @@ def test_a_k_above_the_population_s_rows_is_refused_naming_the_flag(capsys, big_
     assert main(["search", "--sample", "adult-sample", "--k", "1", "--k-map", big_k, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--k-map" in err and "population's rows (30162)" in err
+
+
+def test_release_under_k_map_beside_l_diversity_holds_both_on_the_written_file(tmp_path):
+    """k-map with l-diversity (answered by the pruned search): every released class has >= 5 population
+    records and 2 distinct salary classes, counted here from the files; the Loss the search gave is the
+    release's."""
+    out = tmp_path / "r.csv"
+    assert main(["release", "--sample", "adult-sample", "--k", "2", "--k-map", "5", "--sensitive", "salary-class",
+                 "--l-diversity", "distinct:2", "--max-sup", "2%", "--policy", "loss", "-o", str(out), "--quiet"]) == 0
+    report = json.loads((tmp_path / "r.report.json").read_text())
+    vector = report["node"]["vector"]
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)
+    classes = written.groupby(QI)
+    population = _population_counts(vector).reindex(classes.size().index, fill_value=0)
+    assert len(written) > 0 and (population >= 5).all() and (classes["salary-class"].nunique() >= 2).all()
+    assert (classes.size() >= 2).all()
+    assert report["parameters"]["criteria"] == {"k-anonymity": "2", "distinct-l-diversity": "distinct:2",
+                                                "k-map": "5"}
+    checks = {c["check"]: c["passed"] for c in report["verification"]}
+    assert checks["5-map"] and checks["distinct 2-diversity"] and checks["2-anonymity"]

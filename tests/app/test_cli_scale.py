@@ -98,11 +98,24 @@ def test_bad_flags_are_refused_naming_them(extra, message, capsys):
     assert code != 0 and message in err, err
 
 
-def test_pruned_is_refused_under_privacy_models(capsys):
-    code, _, err = run(capsys, "search", "--sample", "adult", "--k", "5", "--sensitive", "salary-class",
-                       "--l-diversity", "distinct:2", "--strategy", "pruned")
-    assert code != 0
-    assert "--strategy: the pruned search does not answer privacy models, risk criteria and k-map yet" in err
+@pytest.mark.parametrize("criterion", [["--sensitive", "salary-class", "--l-diversity", "distinct:2"],
+                                       ["--max-risk", "0.05"]])
+def test_the_pruned_search_answers_under_criteria_as_the_profile_does(criterion, capsys):
+    answers = {}
+    for strategy in ("auto", "pruned", "profile"):
+        code, out, err = run(capsys, "search", "--sample", "adult", "--k", "5", "--max-sup", "1%", "--policy", "loss",
+                             *criterion, "--strategy", strategy, "--quiet", "--json")
+        assert code == 0, err
+        answers[strategy] = json.loads(out)
+    assert answers["auto"]["search"]["strategy"] == "pruned" and answers["profile"]["search"]["strategy"] == "profile"
+    expected = answers["profile"]
+    for strategy in ("auto", "pruned"):
+        got = answers[strategy]
+        assert [n["vector"] for n in got["k_minimal"]] == [n["vector"] for n in expected["k_minimal"]]
+        assert [n["suppressed"] for n in got["k_minimal"]] == [n["suppressed"] for n in expected["k_minimal"]]
+        assert got["find_vector"] == expected["find_vector"]
+        assert got["preferred"]["vector"] == expected["preferred"]["vector"]
+        assert got["preferred"]["score"] == pytest.approx(expected["preferred"]["score"], rel=1e-12)
 
 
 def test_release_refuses_a_time_limit(tmp_path, capsys):

@@ -143,7 +143,7 @@ def test_the_export_writes_the_k_map_the_screen_shows(explorer, tmp_path):
     try:
         explorer.selected = None
         export = ExportState(explorer=explorer)
-        assert export.spec().k_map is explorer.applied_k_map
+        assert export.spec().criteria.k_map is explorer.applied_k_map
         published = export.write(tmp_path / "r.csv")
         report = json.loads((tmp_path / "r.report.json").read_text())
         assert report["parameters"]["k_map"]["criterion"] == "5-map"

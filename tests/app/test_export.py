@@ -93,8 +93,8 @@ def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
     export = ExportState(explorer=e)
     spec = export.spec()
     assert (spec.chosen_by, spec.policy, spec.weights) == ("node", None, None)
-    assert spec.sensitive_frequency is e.applied_frequency and spec.models == e.applied_models
-    assert spec.max_sup == MAX_SUP and spec.k == 5
+    assert spec.criteria.sensitive is e.applied_frequency and spec.criteria.models == e.applied_models
+    assert spec.max_sup == MAX_SUP and spec.criteria.k.k == 5
     report = json.loads(export.files()[1])
     assert report["parameters"]["chosen_by"] == "node" and report["parameters"]["privacy_models"] == [T_MODEL]
     e.selected, e.policy, e.weights = None, "weighted", {"age": 3.0}

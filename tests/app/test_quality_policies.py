@@ -9,7 +9,7 @@ import pytest
 
 from microrelease.app.cli import main
 from microrelease.app.explorer.state import Explorer
-from microrelease.core import load_sample
+from microrelease.core import Criteria, load_sample
 from microrelease.core.lattice.quality import QUALITY_MODELS
 
 from quality_definitions import entropy_and_kl
@@ -58,7 +58,7 @@ def test_a_quality_policy_under_l_diversity_picks_the_best_satisfying_node_by_it
     max_sup = dataset.n_rows * 2 // 100
     figures = {}
     for node in dataset.lattice:
-        s = node_suppression(dataset, node, 5, sensitive_frequency=frequency, models=models)
+        s = node_suppression(dataset, node, Criteria.of(5, *models, sensitive=frequency))
         if s.sizes[s.suppressed].sum() <= max_sup:
             figures[node] = (node_quality(dataset.hierarchies, node, s.sizes, s.class_levels, s.suppressed,
                                           dataset.n_rows)

@@ -337,12 +337,12 @@ def test_a_hierarchy_upload_that_is_not_utf8_is_refused_with_its_attribute():
 
 def test_every_l_diversity_of_the_registry_reaches_the_core_with_the_values_chosen():
     from microrelease.app.explorer.models import L_DIVERSITY
-    from microrelease.core import parse_models
+    from microrelease.core import parse_criteria
 
     assert set(L_DIVERSITY) == {"distinct", "entropy", "recursive"}
     for kind, cls in L_DIVERSITY.items():
         e = Explorer()
         e.l_kind, e.l, e.c, e.t = kind, 2.5 if kind == "entropy" else 3, 4, 0.25
-        l_model, t_model = parse_models(e.model_specs())
+        l_model, t_model = parse_criteria(e.model_specs())
         assert type(l_model) is cls and l_model.l == e.l
         assert getattr(l_model, "c", e.c) == e.c and t_model.t == 0.25 and t_model.ground == e.ground

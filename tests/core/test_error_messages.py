@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 from microrelease.core import (
+    Criteria,
     DataError,
     Hierarchy,
     HierarchyError,
     InvalidParameterError,
+    OutputOptions,
     Schema,
     build_profile,
     load_dataset,
@@ -88,7 +90,7 @@ def test_engines_agree_on_a_float_qi_read_from_parquet(tmp_path, dask_client):
     for name, engine in [("duckdb", "duckdb"), ("pandas", "pandas"), ("dask", DaskEngine(scheduler=dask_client))]:
         summary = summarize(path, qi=["age"], hierarchies={"age": age}, engine=engine)
         out = tmp_path / f"{name}.csv"
-        write_release(summary, (0,), 4, out)
+        write_release(summary, (0,), out, criteria=Criteria.of(4))
         released = pd.read_csv(out, dtype=str, keep_default_na=False)
         results[name] = (summary.frequency.codes.tolist(), summary.frequency.counts.tolist(),
                          summary.missing_counts, sorted(zip(released["age"], released["sex"], strict=True)))
@@ -162,11 +164,11 @@ def test_ir_swap_without_confidential_attributes_names_confidential():
 
 def test_a_previous_release_is_replaced_only_with_force(tmp_path):
     ds = load_dataset(pd.DataFrame({"a": ["1", "2"] * 2}), qi=["a"], hierarchies={"a": A})
-    write_release(ds, (1,), 2, tmp_path / "out.csv")
+    write_release(ds, (1,), tmp_path / "out.csv", criteria=Criteria.of(2))
     with pytest.raises(OutputError) as caught:
-        write_release(ds, (1,), 2, tmp_path / "out.csv")
+        write_release(ds, (1,), tmp_path / "out.csv", criteria=Criteria.of(2))
     assert_names(caught, "force", "holds a previous release")
-    write_release(ds, (1,), 2, tmp_path / "out.csv", force=True)
+    write_release(ds, (1,), tmp_path / "out.csv", criteria=Criteria.of(2), output=OutputOptions(force=True))
 
 
 def test_a_spill_folder_that_cannot_be_made_names_spill_dir(tmp_path):

@@ -17,8 +17,9 @@ import param
 from microrelease.app.downloads import WrittenFiles, written_bytes
 from microrelease.app.explorer.state import Explorer
 from microrelease.core import POLICIES, NoSolutionError
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.lattice.release import NodeRelease, OutputOptions
 from microrelease.core.release import Published
 
 FILE = "release.csv"
@@ -28,10 +29,10 @@ REPORT_HTML = "release.report.html"
 
 def decision_key(spec: NodeRelease, escape: bool) -> tuple:
     """What makes two writes the same release (the table and the sensitive frequency by identity)."""
-    return (id(spec.data), tuple(spec.node), spec.k, spec.max_sup, id(spec.sensitive_frequency),
-            tuple(m.describe() for m in spec.models), spec.chosen_by, spec.policy,
-            tuple(sorted((spec.weights or {}).items())), bool(escape), tuple(c.describe() for c in spec.criteria),
-            None if spec.k_map is None else (spec.k_map.describe(), id(spec.k_map.population)))
+    c = spec.criteria
+    return (id(spec.data), tuple(spec.node), spec.max_sup, id(c.sensitive), tuple(c.describe()), spec.chosen_by,
+            spec.policy, tuple(sorted((spec.weights or {}).items())), bool(escape),
+            None if c.k_map is None else id(c.k_map.population))
 
 
 class ExportState(param.Parameterized):
@@ -66,15 +67,13 @@ class ExportState(param.Parameterized):
         data, k, max_sup, frequency, models = e.dataset, e.k, e.max_sup, e.applied_frequency, e.applied_models
         k_map = e.applied_k_map  # the one the screen shows: the writer suppresses and re-checks the same classes
         criteria = e.criteria()  # the risk-based models the lattice is coloured by: refused, then re-checked
+        chosen = Criteria.of(k, *models, *([k_map] if k_map else []), *criteria, sensitive=frequency)
         if node is not None:
-            return NodeRelease(data, e.lattice.node(int(node)), k, max_sup, frequency, models, criteria=criteria,
-                               k_map=k_map)
+            return NodeRelease(data, e.lattice.node(int(node)), chosen, max_sup)
         if e.preferred is None:
             raise NoSolutionError(e.message or f"no node satisfies k={k} with MaxSup={max_sup}")
-        return NodeRelease(data, e.lattice.node(e.preferred), k, max_sup, frequency, models,
-                           f"policy {e.policy}", e.policy,
-                           dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None,
-                           criteria=criteria, k_map=k_map)
+        return NodeRelease(data, e.lattice.node(e.preferred), chosen, max_sup, f"policy {e.policy}", e.policy,
+                           dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None)
 
     def refusal(self, node: int | None) -> str:
         """Why ``node`` cannot be exported ('' when it can). From the answer the screen shows; the
@@ -110,7 +109,7 @@ class ExportState(param.Parameterized):
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)
-        return self.spec().write(path, escape=self.escape)
+        return self.spec().write(path, OutputOptions(escape=self.escape))
 
     def files(self) -> WrittenFiles:
         """(CSV, report JSON, report page) bytes of one write of the current decision (kept until it changes)."""
@@ -120,5 +119,5 @@ class ExportState(param.Parameterized):
         spec = self.spec()
         key = decision_key(spec, self.escape)
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, escape=self.escape), FILE))
+            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, OutputOptions(escape=self.escape)), FILE))
         return self._cache[2]

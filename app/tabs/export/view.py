@@ -51,10 +51,11 @@ class ExportView(pn.viewable.Viewer):
             return
         spec = s.spec()
         how = "selected node" if spec.chosen_by == "node" else f"preferred by {s.explorer.policy}"
-        models = ", ".join(m.describe() for m in spec.models)  # the models' own words, no data
+        c = spec.criteria
+        models = ", ".join(m.describe() for m in c.models)  # the models' own words, no data
         self.note.object = (
-            f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {spec.k}, MaxSup = "
-            f"{spec.max_sup} rows" + (f", {models} on {shown(spec.sensitive_frequency.attribute)}" if models else "")
+            f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {c.k.k}, MaxSup = "
+            f"{spec.max_sup} rows" + (f", {models} on {shown(c.sensitive.attribute)}" if models else "")
             + ". The file is read back and re-checked before it is offered; its report gives the same counts, and "
             "its page (HTML, printable) the decision, class sizes, risk and utility for a person to read.")
         c = s.counts()

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from microrelease.core import Cancelled, DataError, InvalidParameterError, VerificationError, write_release
+from microrelease.core import (
+    Cancelled,
+    Criteria,
+    DataError,
+    InvalidParameterError,
+    VerificationError,
+    write_release,
+)
 from microrelease.core.data.dataset import as_text
 from microrelease.core.data.samples import sample
 from microrelease.core.engines import DaskEngine, DuckDBEngine
@@ -94,7 +101,7 @@ def test_input_changed_after_profiling_leaves_no_output(tmp_path, engine):
     out = tmp_path / "release.csv"
     # DuckDB's join finds no level for '999' and the re-check sees rows missing; pandas names the value.
     with pytest.raises((VerificationError, DataError), match="rows read back, .* expected|'999'"):
-        write_release(summary, (1, 2, 1, 1, 2, 1, 1, 1), 5, out)
+        write_release(summary, (1, 2, 1, 1, 2, 1, 1, 1), out, criteria=Criteria.of(5))
     assert not out.exists() and leftovers(tmp_path) == []
 
 
@@ -111,7 +118,7 @@ def test_cancel_stops_duckdb_and_leaves_no_output(tmp_path):
 
     out = tmp_path / "release.parquet"
     with pytest.raises(Cancelled):
-        write_release(summary, (0, 4, 0, 1, 3, 2, 0, 1), 5, out, should_stop=stop_on_second_poll)
+        write_release(summary, (0, 4, 0, 1, 3, 2, 0, 1), out, criteria=Criteria.of(5), should_stop=stop_on_second_poll)
     assert not out.exists() and leftovers(tmp_path) == []
 
 

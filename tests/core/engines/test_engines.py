@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from scale_data import resample_adult
 
-from microrelease.core import build_profile, load_dataset, query, write_release
+from microrelease.core import Criteria, build_profile, load_dataset, query, write_release
 from microrelease.core.data.samples import sample
 from microrelease.core.engines import ENGINES, DaskEngine, DuckDBEngine
 from microrelease.core.engines.summary import summarize
@@ -59,8 +59,8 @@ def test_engines_agree_with_the_in_memory_path_on_adult(name, dask_client, adult
     np.testing.assert_array_equal(summary.frequency.counts, ds.frequency.counts)
     assert answer_figures(summary, 5, "1%") == (kmin, preferred, min_sup)
 
-    expected = write_release(ds, preferred, 5, tmp_path / "reference.csv").data
-    report = write_release(summary, preferred, 5, tmp_path / f"{name}.csv").data
+    expected = write_release(ds, preferred, tmp_path / "reference.csv", criteria=Criteria.of(5)).data
+    report = write_release(summary, preferred, tmp_path / f"{name}.csv", criteria=Criteria.of(5)).data
     assert report["output"]["rows"] == expected["output"]["rows"]
     assert report["counts"] == expected["counts"]
     assert report["metrics"] == expected["metrics"]
@@ -85,7 +85,7 @@ def test_engines_agree_on_a_million_rows(million, dask_client, tmp_path):
                             engine=engine_for(name, dask_client), checksum=False)
         figures = answer_figures(summary, 10, "0.5%")
         out = tmp_path / f"{name}.parquet"
-        report = write_release(summary, figures[1], 10, out).data
+        report = write_release(summary, figures[1], out, criteria=Criteria.of(10)).data
         results[name] = (summary.frequency.n_distinct, summary.n_rows, figures, report["output"]["rows"])
     assert results["pandas"] == results["duckdb"] == results["dask"]
     n_distinct, n_rows, _, released = results["duckdb"]
@@ -125,8 +125,8 @@ def test_duckdb_profiles_and_releases_a_csv_larger_than_its_memory_limit(tmp_pat
     kmin, preferred, _ = answer_figures(ds, 5, 300)
     assert answer_figures(summary, 5 * copies, 300 * copies)[:2] == (kmin, preferred)
     out = tmp_path / "release.csv"
-    report = write_release(summary, preferred, 5 * copies, out).data
-    reference = write_release(ds, preferred, 5, tmp_path / "ref.csv").data
+    report = write_release(summary, preferred, out, criteria=Criteria.of(5 * copies)).data
+    reference = write_release(ds, preferred, tmp_path / "ref.csv", criteria=Criteria.of(5)).data
     assert report["output"]["rows"] == reference["output"]["rows"] * copies
     assert "person_id" not in report["output"]["columns"] and report["output"]["columns"][-1] == "note"
     assert f"{5 * copies}-anonymity" in [c["check"] for c in report["verification"]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from microrelease.core import Criteria
 from microrelease.core.data.dataset import load_dataset
 from microrelease.core.data.samples import load_sample
 from microrelease.core.lattice.profile import build_profile
@@ -118,7 +119,7 @@ def test_dm_star_with_t_closeness_has_arx_s_optimum_and_counts_the_failing_class
     from microrelease.core.lattice.release import node_suppression
 
     node = answer.lattice.node(best)
-    suppression = node_suppression(dataset, node, 5, sensitive_frequency=frequency, models=models)
+    suppression = node_suppression(dataset, node, Criteria.of(5, *models, sensitive=frequency))
     failing = np.zeros(len(suppression.sizes), dtype=bool)
     for fails in suppression.failing.values():
         failing |= fails

@@ -16,22 +16,24 @@ import pytest
 
 import microrelease.core.models as models_package
 from microrelease.core import (
-    PRIVACY_MODELS,
+    CRITERIA,
     Hierarchy,
     InvalidParameterError,
     PrivacyModel,
     build_model_profile,
     load_dataset,
-    parse_models,
+    parse_criteria,
     prepare_models,
     sensitive_frequency,
 )
+from microrelease.core.criteria.registry import parse_criterion as parse_model
+from microrelease.core.criteria.registry import spec_parameters
 from microrelease.core.models.base import KernelCode, Statistic
 from microrelease.core.models.l_diversity import DistinctLDiversity
-from microrelease.core.models.registry import parse_model, spec_parameters
 from microrelease.core.models.rollup_kernels import KERNEL_KINDS
 from microrelease.core.models.t_closeness import GROUNDS, TCloseness
 
+PRIVACY_MODELS = {name: cls for name, cls in CRITERIA.items() if issubclass(cls, PrivacyModel)}
 TABLE = pd.DataFrame({"zip": ["1", "1", "1", "2", "2", "2", "3", "3", "4", "4"],
                       "secret": ["a", "b", "c", "a", "a", "b", "c", "c", "a", "d"]})
 ZIP = Hierarchy("zip", (("1", "1-2", "*"), ("2", "1-2", "*"), ("3", "3-4", "*"), ("4", "3-4", "*")))
@@ -56,7 +58,7 @@ def model_classes_in_core() -> set[type]:
 
 
 def test_every_privacy_model_class_is_in_the_registry():
-    assert model_classes_in_core() == set(PRIVACY_MODELS.values())
+    assert model_classes_in_core() == set(PRIVACY_MODELS.values()) and len(PRIVACY_MODELS) == 4
 
 
 @pytest.mark.parametrize("name", sorted(PRIVACY_MODELS))
@@ -78,7 +80,7 @@ def test_registered_class_declares_what_the_registry_needs(name):
     assert isinstance(model.describe(), str) and model.describe()
     counts = np.array([[3.0, 0, 0, 1], [1, 1, 1, 1], [0, 2, 0, 0]])
     table = counts.sum(axis=0)
-    assert model.passes(counts, table).dtype == bool and model.statistic(counts, table).shape == (3,)
+    assert model.passes_counts(counts, table).dtype == bool and model.statistic(counts, table).shape == (3,)
 
 
 @pytest.mark.parametrize("name", sorted(PRIVACY_MODELS))
@@ -145,8 +147,8 @@ def test_hierarchical_ground_without_a_hierarchy_is_named():
 
 
 def test_parse_models_keeps_the_order_and_skips_empty_specs():
-    assert parse_models({"t_closeness": "0.3", "l_diversity": None}) == (TCloseness(0.3),)
-    models = parse_models({"l_diversity": "recursive:2.5:2", "t_closeness": "0.2:ordered"})
+    assert parse_criteria({"t_closeness": "0.3", "l_diversity": None}) == (TCloseness(0.3),)
+    models = parse_criteria({"l_diversity": "recursive:2.5:2", "t_closeness": "0.2:ordered"})
     assert [m.describe() for m in models] == ["recursive (2.5, 2)-diversity", "0.2-closeness (ordered distance)"]
 
 

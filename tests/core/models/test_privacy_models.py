@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from microrelease.core import (
+    Criteria,
     DataError,
     Hierarchy,
     InvalidParameterError,
@@ -233,8 +234,7 @@ def test_release_under_a_model_suppresses_what_the_profile_says_and_rechecks_it(
     models = [EntropyLDiversity(3)]
     answer = query(build_model_profile(ds, sf, models), 5, "1%")
     best = answer.preferred()
-    report = write_release(ds, best.vector, 5, tmp_path / "out.csv", max_sup=answer.max_sup, sensitive_frequency=sf,
-                           models=models).data
+    report = write_release(ds, best.vector, tmp_path / "out.csv", criteria=Criteria.of(5, *models, sensitive=sf), max_sup=answer.max_sup).data
     assert report["counts"]["suppressed_rows"] == best.suppressed == report["metrics"]["suppressed"] and report["parameters"]["privacy_models"]
     back = pd.read_csv(tmp_path / "out.csv", dtype=str, keep_default_na=False)
     for _, values in back.groupby(list(ds.quasi_identifiers))["occupation"]:

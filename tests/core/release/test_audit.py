@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microrelease.core import Hierarchy, load_dataset, write_release
+from microrelease.core import Criteria, Hierarchy, OutputOptions, load_dataset, write_release
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
 from microrelease.core.dp.release import write_dp_release
 from microrelease.core.exceptions import OutputError
@@ -123,7 +123,7 @@ def test_a_release_without_audit_does_not_leave_an_old_audit_beside_it(tmp_path)
     people = pd.DataFrame({"zip": ["1", "1", "2", "2"]})
     dataset = load_dataset(people, qi=["zip"], hierarchies={"zip": Hierarchy("zip", (("1", "*"), ("2", "*")))})
     with pytest.raises(OutputError, match="t.audit.json belongs to the release this one would replace"):
-        write_release(dataset, (1,), 2, out, force=True)
+        write_release(dataset, (1,), out, criteria=Criteria.of(2), output=OutputOptions(force=True))
     assert audit_path(out).exists() and json.loads(report_path(out).read_text())["kind"] == "differential privacy"
 
 

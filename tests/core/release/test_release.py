@@ -10,8 +10,10 @@ import pytest
 
 import microrelease.core.lattice.release as release_module
 from microrelease.core import (
+    Criteria,
     Hierarchy,
     InvalidParameterError,
+    OutputOptions,
     VerificationError,
     check_k_anonymity,
     load_dataset,
@@ -38,7 +40,7 @@ def people():
 def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
     ds = people()
     out = tmp_path / "release.csv"
-    report = write_release(ds, (1, 1), 2, out, max_sup=2, list_classes=10).data
+    report = write_release(ds, (1, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(list_classes=10)).data
     written = pd.read_csv(out, dtype=str)
     assert "name" not in written.columns
     assert list(written.columns) == ["zip", "sex", "diagnosis"]
@@ -48,7 +50,7 @@ def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
     assert report["suppressed"]["classes"] == [{"zip": "9410*", "sex": "*", "size": 1, "reason": "smaller than k=2"}]
     assert "private" in report["suppressed"]["note"]
     # by default the report counts the suppressed classes but does not list them: they single out outliers
-    default = write_release(ds, (1, 1), 2, tmp_path / "public.csv", max_sup=2).data
+    default = write_release(ds, (1, 1), tmp_path / "public.csv", criteria=Criteria.of(2), max_sup=2).data
     assert default["suppressed"] == {"classes_total": 1, "classes_listed": 0} and "9410*" not in json.dumps(default)
     assert len(written) == 5 == report["output"]["rows"] == report["counts"]["input_rows"] - 1
     assert check_k_anonymity(written, ["zip", "sex"], 2).is_k_anonymous
@@ -64,7 +66,7 @@ def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
 
 def test_release_refuses_a_node_over_max_sup(tmp_path):
     with pytest.raises(InvalidParameterError, match=r"node \[0, 0\] needs 6 suppressed rows for k=2, over MaxSup=1"):
-        write_release(people(), (0, 0), 2, tmp_path / "r.csv", max_sup=1)
+        write_release(people(), (0, 0), tmp_path / "r.csv", criteria=Criteria.of(2), max_sup=1)
     assert not (tmp_path / "r.csv").exists()
 
 
@@ -80,8 +82,8 @@ def test_read_back_check_catches_a_broken_writer(tmp_path, monkeypatch):
         return released
 
     monkeypatch.setattr(pandas_engine, "apply_plan", broken)
-    with pytest.raises(VerificationError, match="2-anonymity: 4 classes, smallest 1; levels of zip"):
-        write_release(people(), (1, 1), 2, tmp_path / "r.csv")
+    with pytest.raises(VerificationError, match=r"2-anonymity: 3 of 4 classes fail \(smallest 1 rows\); levels of zip"):
+        write_release(people(), (1, 1), tmp_path / "r.csv", criteria=Criteria.of(2))
     assert list(tmp_path.iterdir()) == []  # nothing left that could pass for a release
 
 
@@ -91,14 +93,14 @@ def test_read_back_check_catches_a_class_that_fails_a_model(tmp_path, monkeypatc
 
     real = release_module.node_suppression
 
-    def forgets_the_model(data, node, k, **models):
-        return real(data, node, k)  # a writer bug: the model's suppression is lost
+    def forgets_the_model(data, node, criteria):
+        return real(data, node, Criteria.of(criteria.k.k))  # a writer bug: the model's suppression is lost
 
     ds = people()
     monkeypatch.setattr(release_module, "node_suppression", forgets_the_model)
-    with pytest.raises(VerificationError, match="distinct 2-diversity: 6 classes fail"):
-        write_release(ds, (0, 0), 1, tmp_path / "r.csv", sensitive_frequency=sensitive_frequency(ds, "diagnosis"),
-                      models=[DistinctLDiversity(2)])
+    with pytest.raises(VerificationError, match="distinct 2-diversity: 6 of 6 classes fail"):
+        write_release(ds, (0, 0), tmp_path / "r.csv", criteria=Criteria.of(1, DistinctLDiversity(2),
+                                                                    sensitive=sensitive_frequency(ds, "diagnosis")))
     assert list(tmp_path.iterdir()) == []
 
 

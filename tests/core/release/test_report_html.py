@@ -15,7 +15,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from microrelease.core import Hierarchy, build_profile, load_dataset, masking, query, write_release
+from microrelease.core import (
+    Criteria,
+    Hierarchy,
+    OutputOptions,
+    build_profile,
+    load_dataset,
+    masking,
+    query,
+    write_release,
+)
 from microrelease.core.data.samples import sample, sample_data_folder
 from microrelease.core.dp.microdata import dp_release
 from microrelease.core.dp.release import write_dp_release
@@ -102,7 +111,7 @@ def adult_release(tmp_path_factory, adult, adult_profile):
     """Adult, k = 5, MaxSup 301 rows, the node min-relative prefers (as ``microrelease release``)."""
     node = query(adult_profile, 5, 301).preferred("min-relative")
     out = tmp_path_factory.mktemp("adult") / "adult.csv"
-    published = NodeRelease(adult, node.vector, 5, 301, chosen_by="policy min-relative", policy="min-relative").write(out)
+    published = NodeRelease(adult, node.vector, Criteria.of(5), 301, chosen_by="policy min-relative", policy="min-relative").write(out)
     return published, out, node
 
 
@@ -162,7 +171,7 @@ def test_the_page_holds_the_decision_and_the_figures_of_the_written_file(adult_r
 def test_a_node_named_by_hand_says_whether_it_is_k_minimal(adult, adult_profile, tmp_path):
     answer = query(adult_profile, 5, 301)
     above = answer.lattice.successors(answer.preferred().vector)[0]  # satisfies, not k-minimal
-    report = write_release(adult, above, 5, tmp_path / "above.csv", max_sup=301).data
+    report = write_release(adult, above, tmp_path / "above.csv", criteria=Criteria.of(5), max_sup=301).data
     assert report["node"]["k_minimal"] is False is answer.node(above).k_minimal
     assert "not k-minimal" in report["decision"]["why"] and "not k-minimal" in html_path(tmp_path / "above.csv").read_text()
 
@@ -179,7 +188,7 @@ def test_data_column_and_file_names_are_shown_as_text_never_as_markup(tmp_path):
     levels = Hierarchy(col, tuple((v, PAYLOADS[2]) for v in ["a", "b", PAYLOADS[2]]))
     data = load_dataset(source, qi=[col, "zip"], hierarchies={col: levels, "zip": masking("zip", table["zip"], [1, 2])})
     out = tmp_path / f"{PAYLOADS[2]}.csv"
-    write_release(data, (0, 1), 2, out, max_sup=1, list_classes=10)
+    write_release(data, (0, 1), out, criteria=Criteria.of(2), max_sup=1, output=OutputOptions(list_classes=10))
     text = html_path(out).read_text(encoding="utf-8")
     page = Page(text)
     assert_fetches_nothing(page, text)
@@ -205,11 +214,11 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 def test_force_replaces_the_page_with_the_release_and_an_edited_page_is_never_overwritten(tmp_path):
     data, out = people(), tmp_path / "out.csv"
-    write_release(data, (1, 1), 2, out, max_sup=2)
+    write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2)
     with pytest.raises(OutputError, match="holds a previous release"):
-        write_release(data, (1, 1), 2, out, max_sup=2)
+        write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2)
     first = tree(tmp_path)
-    report = write_release(data, (2, 1), 2, out, max_sup=2, force=True).data
+    report = write_release(data, (2, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True)).data
     assert sorted(tree(tmp_path)) == ["out.csv", "out.report.html", "out.report.json"]
     assert tree(tmp_path)["out.report.html"] != first["out.report.html"]
     assert report["html_report"]["checksum"] == "sha256:" + hashlib.sha256(html_path(out).read_bytes()).hexdigest()
@@ -218,20 +227,20 @@ def test_force_replaces_the_page_with_the_release_and_an_edited_page_is_never_ov
     html_path(out).write_text(html_path(out).read_text() + "<!-- my notes -->")  # the user's now
     kept = tree(tmp_path)
     with pytest.raises(OutputError, match="out.report.html changed after microrelease wrote it"):
-        write_release(data, (1, 1), 2, out, max_sup=2, force=True)
+        write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True))
     assert tree(tmp_path) == kept
 
     # a page without its report, or one its report does not name (a report older than pages): not ours
     report_path(out).unlink()
     out.unlink()
     with pytest.raises(OutputError, match="out.report.html exists and is not part of a release"):
-        write_release(data, (1, 1), 2, out, max_sup=2, force=True)
+        write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True))
     old = {k: v for k, v in report.items() if k != "html_report"}
     report_path(out).write_text(json.dumps(old))
     with pytest.raises(OutputError, match="out.report.html is not named by the report"):
-        write_release(data, (1, 1), 2, out, max_sup=2, force=True)
+        write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True))
     html_path(out).unlink()  # without the page, the older release is replaced as before
-    assert write_release(data, (1, 1), 2, out, max_sup=2, force=True).data["node"]["vector"] == [1, 1]
+    assert write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True)).data["node"]["vector"] == [1, 1]
 
 
 @pytest.mark.parametrize("name", ["x.report.html", "report.html"])
@@ -243,7 +252,7 @@ def test_a_release_cannot_be_named_like_a_page(tmp_path, name):
 @pytest.mark.parametrize("failing", ["report", "render"])
 def test_a_failure_while_publishing_leaves_no_page_behind(tmp_path, monkeypatch, failing):
     data, out = people(), tmp_path / "out.csv"
-    write_release(data, (1, 1), 2, out, max_sup=2)
+    write_release(data, (1, 1), out, criteria=Criteria.of(2), max_sup=2)
     before = tree(tmp_path)
     real = publish_module._write_synced
 
@@ -261,10 +270,10 @@ def test_a_failure_while_publishing_leaves_no_page_behind(tmp_path, monkeypatch,
     else:
         monkeypatch.setattr(publish_module, "render_report", broken)
     with pytest.raises((OutputError, RuntimeError)):
-        write_release(data, (2, 1), 2, out, max_sup=2, force=True)
+        write_release(data, (2, 1), out, criteria=Criteria.of(2), max_sup=2, output=OutputOptions(force=True))
     assert tree(tmp_path) == before  # the previous release, page included, untouched; nothing else left
     with pytest.raises((OutputError, RuntimeError)):
-        write_release(data, (2, 1), 2, tmp_path / "new" / "fresh.csv", max_sup=2)
+        write_release(data, (2, 1), tmp_path / "new" / "fresh.csv", criteria=Criteria.of(2), max_sup=2)
     assert not (tmp_path / "new").exists()
 
 
@@ -312,7 +321,7 @@ def test_the_why_gives_the_figure_the_policy_chose_by(policy, samarati, tmp_path
     answer = query(build_profile(samarati, quality=True), 2, 2)
     weights = {"ZIP": 3.0} if POLICIES[policy].uses_weights else None
     chosen = answer.preferred(policy, weights)
-    spec = NodeRelease(samarati, chosen.vector, 2, 2, chosen_by=f"policy {policy}", policy=policy, weights=weights)
+    spec = NodeRelease(samarati, chosen.vector, Criteria.of(2), 2, chosen_by=f"policy {policy}", policy=policy, weights=weights)
     decision = spec.write(tmp_path / "out.csv").data["decision"]
     index = np.array([answer.lattice.index(chosen.vector)])
     expected = POLICIES[policy].score(answer.lattice, answer.stats, index, weight_vector(answer.lattice, weights))[0]

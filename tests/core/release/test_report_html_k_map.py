@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from html.parser import HTMLParser
 
-from microrelease.core import load_sample, read_table
+from microrelease.core import Criteria, load_sample, read_table
 from microrelease.core.data.samples import sample
 from microrelease.core.lattice.release import NodeRelease
 from microrelease.core.release.report_html import render_report
@@ -43,7 +43,7 @@ def test_a_k_map_release_names_its_criterion_and_population(tmp_path):
     data = load_sample("adult-sample")
     population = code_population(read_table(s.population_path, sep=None), data, source=str(s.population_path))
     node = (0, 2, 1, 1, 2, 2, 2, 1)
-    NodeRelease(data, node, 1, None, k_map=KMap(5, population)).write(tmp_path / "r.csv")
+    NodeRelease(data, node, Criteria.of(1, KMap(5, population)), None).write(tmp_path / "r.csv")
     report = json.loads((tmp_path / "r.report.json").read_text())
     page = (tmp_path / "r.report.html").read_text()
     rows = report["parameters"]["k_map"]["population"]["rows"]
@@ -54,5 +54,5 @@ def test_a_k_map_release_names_its_criterion_and_population(tmp_path):
 
 def test_without_models_the_row_says_k_anonymity_only(tmp_path):
     data = load_sample("toy")
-    NodeRelease(data, (1,) * len(data.quasi_identifiers), 1, None).write(tmp_path / "r.csv")
+    NodeRelease(data, (1,) * len(data.quasi_identifiers), Criteria.of(1), None).write(tmp_path / "r.csv")
     assert models_row((tmp_path / "r.report.html").read_text()) == "none (k-anonymity only)"

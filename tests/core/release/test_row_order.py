@@ -14,7 +14,14 @@ import pandas as pd
 import pytest
 from scipy.stats import spearmanr
 
-from microrelease.core import load_dataset, microaggregate, summarize, write_microaggregation, write_release
+from microrelease.core import (
+    Criteria,
+    load_dataset,
+    microaggregate,
+    summarize,
+    write_microaggregation,
+    write_release,
+)
 from microrelease.core.data.samples import sample, sample_data_folder
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
 from microrelease.core.dp.release import write_dp_release
@@ -71,7 +78,7 @@ def test_generalization_releases_are_shuffled(sorted_adult, engine, suffix, tmp_
     else:
         data = summarize(path, qi=ADULT.qi, hierarchy_dir=ADULT.folder, engine=engine_named(engine, request))
     out = tmp_path / f"release{suffix}"
-    write_release(data, NODE, 5, out)
+    write_release(data, NODE, out, criteria=Criteria.of(5))
     assert out.is_file()  # one file, whatever the engine (Dask's parts are joined)
     written = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
     assert_order_carries_nothing(written, list(ADULT.qi))
@@ -153,7 +160,7 @@ def test_internal_column_names_never_clash_with_the_input(sorted_adult, engine, 
         monkeypatch.setattr(DuckDBEngine, "shuffle_buckets", lambda self, source: 3)
     data = summarize(clashing, qi=ADULT.qi, hierarchy_dir=ADULT.folder, engine=engine_named(engine, request))
     out = tmp_path / "release.csv"
-    write_release(data, NODE, 5, out)
+    write_release(data, NODE, out, criteria=Criteria.of(5))
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     assert set(written["__microrelease_bucket"]) == {"x"} and set(written["__microrelease_random"]) == {"y"}
     assert_order_carries_nothing(written, list(ADULT.qi))

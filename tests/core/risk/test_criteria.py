@@ -9,18 +9,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from microrelease.core.criteria.base import Scope
+from microrelease.core.criteria.registry import CRITERIA as REGISTRY
+from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.data.dataset import load_dataset
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.lattice.profile import build_profile
 from microrelease.core.lattice.search import query
-from microrelease.core.risk.criteria import (
-    RISK_CRITERIA,
-    AverageRisk,
-    PopulationUniqueness,
-    RecordsAtRisk,
-    parse_criteria,
-)
+from microrelease.core.risk.criteria import AverageRisk, PopulationUniqueness, RecordsAtRisk
 from microrelease.core.risk.uniqueness import dankar
 
 H_AGE = Hierarchy("age", tuple((str(a), f"{a // 2 * 2}-{a // 2 * 2 + 1}", f"{a // 4 * 4}+", "*") for a in range(20, 28)))
@@ -89,4 +86,5 @@ def test_specs_are_parsed_and_bad_ones_refused_by_name():
         with pytest.raises(InvalidParameterError) as err:
             parse_criteria({parameter: spec})
         assert err.value.parameter == parameter
-    assert {cls.parameter for cls in RISK_CRITERIA.values()} == {"max_risk", "max_records_at_risk", "max_uniqueness"}
+    assert {cls.parameter for cls in REGISTRY.values() if cls.scope is Scope.RELEASE} == {
+        "max_risk", "max_records_at_risk", "max_uniqueness"}

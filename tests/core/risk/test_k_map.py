@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from microrelease.core import DataError, InvalidParameterError, load_dataset, query
+from microrelease.core import Criteria, DataError, InvalidParameterError, load_dataset, query
 from microrelease.core.lattice.release import node_suppression
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile
 
@@ -73,7 +73,7 @@ def test_profile_for_K_gives_suppression_and_k_minimal_set_of_brute_force(data):
         assert answer.stats.suppressed[i] == supp[v]
         assert profile.failing_sq[i] == sq[v]
         # the release path counts the same classes out
-        s = node_suppression(ds, v, k, k_map=KMap(big_k, population))
+        s = node_suppression(ds, v, Criteria.of(k, KMap(big_k, population)))
         assert int(s.sizes[s.suppressed].sum()) == supp[v]
     sat = {v: supp[v] <= max_sup for v in nodes}
     assert {tuple(n.vector) for n in answer.k_minimal_nodes()} == k_minimal(nodes, sat)

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given
+from same_answers import same_node
 from wide_data import wide_dataset
 
 from microrelease.core import POLICIES, build_profile, load_dataset, load_sample, query
@@ -22,18 +23,7 @@ from microrelease.core.search import NodeEvaluator, search_pruned, supports
 
 from strategies import random_cases
 
-FLOATS = ("accuracy", "completeness", "rel_distance", "avg_class_size", "max_risk", "average_risk")
 PRUNED_POLICIES = [p for p in POLICIES if supports(p)]
-
-
-def same_node(a, b) -> None:
-    """Two NodeResults of the same node with the same figures (floats summed in another order)."""
-    for name in a.__dataclass_fields__:
-        x, y = getattr(a, name), getattr(b, name)
-        if name in FLOATS:
-            assert math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-12), (name, x, y)
-        else:
-            assert x == y, (name, x, y)
 
 
 def assert_same_answers(dataset, k, max_sup, profile=None) -> None:

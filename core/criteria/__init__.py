@@ -1,0 +1,4 @@
+"""Privacy criteria: the protocol every criterion declares (:mod:`.base`), k-anonymity
+(:mod:`.k_anonymity`), the one registry and text parsing (:mod:`.registry`), a question's set of
+criteria (:mod:`.question`). The other criteria live with their family: the sensitive-attribute models
+in :mod:`microrelease.core.models`, k-map and the risk limits in :mod:`microrelease.core.risk`."""

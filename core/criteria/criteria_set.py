@@ -1,0 +1,90 @@
+"""The privacy criteria of one question (:class:`Criteria`): k-anonymity and any others of the
+registry, with what they read. A release, its report's minimality check, the written file's
+verification and the searches take one :class:`Criteria` and read it only through the protocol
+(:mod:`~microrelease.core.criteria.base`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from microrelease.core.criteria.base import ClassView, Scope, Statistic, monotone
+from microrelease.core.criteria.k_anonymity import KAnonymity
+from microrelease.core.exceptions import InvalidParameterError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class Criteria:
+    """``k`` (k-anonymity, always) and ``others`` (criteria of the registry, each at most once by
+    name); ``sensitive``: the SensitiveFrequency the sensitive-attribute criteria read."""
+
+    k: KAnonymity
+    others: tuple = ()
+    sensitive: object = None
+
+    def __post_init__(self) -> None:
+        from microrelease.core.criteria.registry import CRITERIA
+
+        if not isinstance(self.k, KAnonymity):
+            raise InvalidParameterError(f"criteria: k must be a KAnonymity, got {self.k!r}", parameter="k")
+        object.__setattr__(self, "others", tuple(self.others))
+        names = [c.name for c in self.others]
+        for c in self.others:
+            if CRITERIA.get(getattr(c, "name", None)) is not type(c) or isinstance(c, KAnonymity):
+                raise InvalidParameterError(f"criteria: {c!r} is not a criterion of the registry besides k-anonymity "
+                                            f"(known: {sorted(CRITERIA)})", parameter="criteria")
+            if names.count(c.name) > 1:
+                raise InvalidParameterError(f"criteria: {c.name} given twice", parameter=c.parameter)
+        if self.models and self.sensitive is None:
+            raise InvalidParameterError(f"{', '.join(m.describe() for m in self.models)} read a sensitive attribute: "
+                                        "pass its SensitiveFrequency (prepare_models)", parameter="sensitive")
+        if self.k_map is not None and self.k_map.population is None:
+            raise InvalidParameterError("k-map needs a population table (KMap.bind)", parameter="population")
+
+    @classmethod
+    def of(cls, k: int, *others, sensitive=None) -> Criteria:
+        """``Criteria.of(5)``: 5-anonymity; ``Criteria.of(5, *prepared.models, sensitive=prepared.frequency)``."""
+        return cls(KAnonymity(k), tuple(others), sensitive)
+
+    @property
+    def all(self) -> tuple:
+        return (self.k, *self.others)
+
+    @property
+    def class_scoped(self) -> tuple:
+        """The criteria beside k judged class by class (their failing classes are suppressed)."""
+        return tuple(c for c in self.others if c.scope is Scope.CLASS)
+
+    @property
+    def release_scoped(self) -> tuple:
+        return tuple(c for c in self.others if c.scope is Scope.RELEASE)
+
+    @property
+    def models(self) -> tuple:
+        """The criteria reading the sensitive attribute."""
+        return tuple(c for c in self.others if Statistic.VALUE_COUNTS in c.needs())
+
+    @property
+    def k_map(self):
+        return next((c for c in self.others if Statistic.POPULATION_SIZE in c.needs()), None)
+
+    def monotone(self, max_sup: int) -> bool:
+        return monotone(self.all, max_sup)
+
+    def describe(self) -> list[str]:
+        return [c.describe() for c in self.all]
+
+    def failing(self, classes: ClassView) -> dict[str, np.ndarray]:
+        """Per scope-CLASS criterion beside k (by description): which classes fail it."""
+        return {c.describe(): ~c.passes(classes) for c in self.class_scoped}
+
+    def release_fault(self, released_sizes) -> tuple[object, float] | None:
+        """The first scope-RELEASE criterion the released classes fail, with their figure; None if all hold."""
+        for c in self.release_scoped:
+            value = c.table_figure(released_sizes)
+            if not c.holds(value):
+                return c, value
+        return None

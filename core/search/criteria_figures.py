@@ -1,0 +1,127 @@
+"""A node's figures under privacy criteria beside k, for the pruned search
+(:mod:`~microrelease.core.search.flash`): each criterion read through the protocol
+(:mod:`~microrelease.core.criteria.base`) on the node's classes, as the release reads it.
+
+The evaluator gives a node's classes as packed keys (its level codes) and row counts. A criterion on
+the sensitive attribute reads each class's value counts: the sensitive frequency (QI codes, value,
+rows) is rolled up to the node and each (class, value) pair looked up among the classes' keys. k-map
+reads each class's population records: the population rolled up to the node, likewise (a population
+class holding no sample row counts for no class). A class smaller than k or failing a scope-CLASS
+criterion is suppressed; the figures (and the quality figures) are those of what the node then
+releases, and ``holds`` says whether the scope-RELEASE criteria hold on it.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+
+from microrelease.core.criteria.base import ClassView
+from microrelease.core.criteria.criteria_set import Criteria
+from microrelease.core.lattice.hierarchies import Hierarchy
+from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
+
+SIDE_CACHE = 64 << 20  # bytes of snapshots kept by each of the two side evaluators
+
+
+class _Frequency:
+    """What a :class:`NodeEvaluator` reads of a source: hierarchies and a frequency set."""
+
+    def __init__(self, hierarchies, codes: np.ndarray, counts: np.ndarray) -> None:
+        self.hierarchies = tuple(hierarchies)
+        self.frequency = SimpleNamespace(codes=np.asarray(codes), counts=np.asarray(counts, dtype=np.int64),
+                                         n_rows=int(np.sum(counts)))
+
+
+class CriteriaFigures:
+    """The figures of :mod:`this module <microrelease.core.search.criteria_figures>` for one evaluator
+    and one :class:`Criteria`. The sensitive frequency and the population are rolled up by evaluators
+    of their own (the sensitive value a first, never generalized field: the QIs' fields keep the
+    sample's bits), so a node's value counts and population sizes cost what its classes cost."""
+
+    def __init__(self, evaluator: NodeEvaluator, criteria: Criteria) -> None:
+        self.evaluator, self.criteria = evaluator, criteria
+        sensitive = criteria.sensitive if criteria.models else None
+        self._sensitive = None
+        if sensitive is not None:
+            value = Hierarchy(f"{sensitive.attribute} (values)", tuple((str(i),) for i in range(len(sensitive.labels))))
+            codes = np.column_stack([np.asarray(sensitive.values), np.asarray(sensitive.codes)])
+            pairs = NodeEvaluator(_Frequency((value, *evaluator.hierarchies), codes, sensitive.counts),
+                                  cache_budget=SIDE_CACHE)
+            field = int(pairs.shifts[0])
+            self._sensitive = (pairs, field, len(sensitive.labels), np.asarray(sensitive.table_counts, dtype=float))
+        population = criteria.k_map.population if criteria.k_map is not None else None
+        self._population = None if population is None else NodeEvaluator(
+            _Frequency(evaluator.hierarchies, population.codes, population.counts), cache_budget=SIDE_CACHE)
+
+    @staticmethod
+    def _lookup(class_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(class of each key, whether it has one)."""
+        order = np.argsort(class_keys, kind="stable")
+        ordered = class_keys[order]
+        pos = np.minimum(np.searchsorted(ordered, keys), max(len(ordered) - 1, 0))
+        found = ordered[pos] == keys if len(ordered) else np.zeros(len(keys), dtype=bool)
+        return order[pos], found
+
+    def view(self, node, keys: np.ndarray, counts: np.ndarray) -> ClassView:
+        """The node's classes as the criteria read them."""
+        node = np.asarray(node, dtype=np.int64)
+        value_counts = table_counts = population_sizes = None
+        if self._sensitive is not None:
+            pairs, field, m, table = self._sensitive
+
+            def value_counts():
+                pair_keys, pair_counts, _ = pairs.classes(np.concatenate([[0], node]))
+                cls, found = self._lookup(keys, pair_keys & ((np.int64(1) << field) - 1))
+                if not found.all():
+                    raise AssertionError("a sensitive value's rows fell in no class of the node")
+                values = pair_keys >> field
+                return np.bincount(cls * m + values, weights=pair_counts, minlength=len(keys) * m).reshape(len(keys), m)
+
+            table_counts = table
+        if self._population is not None:
+            population = self._population
+
+            def population_sizes():
+                population_keys, population_counts, _ = population.classes(node)
+                cls, found = self._lookup(keys, population_keys)
+                return np.bincount(cls[found], weights=population_counts[found], minlength=len(keys)).astype(np.int64)
+
+        return ClassView(counts, value_counts=value_counts, table_counts=table_counts,
+                         population_sizes=population_sizes)
+
+    def figures(self, node, keys: np.ndarray, counts: np.ndarray, k: int, *, quality: bool) -> NodeFigures:
+        """The node's figures for k and the criteria (``quality``: with the suppressed rows' share mass
+        and entropy sum, as :meth:`NodeEvaluator.figures` gives them)."""
+        counts = np.asarray(counts, dtype=np.int64)
+        suppressed = counts < k
+        if self.criteria.class_scoped:
+            for fails in self.criteria.failing(self.view(node, keys, counts)).values():
+                suppressed |= fails
+        released = counts[~suppressed]
+        holds = self.criteria.release_fault(released) is None
+        mass = entropy = None
+        if quality:
+            mass, entropy = suppressed_quality(self.evaluator, node, keys[suppressed], counts[suppressed])
+        return NodeFigures(int(counts[suppressed].sum()), len(released), int(released.min()) if len(released) else 0,
+                           int((released * released).sum()), int((counts * counts).sum()), len(counts), mass,
+                           entropy, True, holds)
+
+
+def suppressed_quality(evaluator: NodeEvaluator, node, keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, float]:
+    """What the quality models read of the given suppressed classes: per QI their rows' share mass at
+    the node, and Σ over QIs of Σ_u a_u log2 a_u, a_u the suppressed rows holding generalized value u
+    (the numpy form of :func:`~microrelease.core.search.evaluator_kernels.suppressed_quality`)."""
+    node = np.asarray(node, dtype=np.int64)
+    m = len(evaluator.hierarchies)
+    mass = np.zeros(m)
+    entropy = 0.0
+    rows = counts.astype(np.float64)
+    for a in range(m):
+        code = (keys >> int(evaluator.shifts[a])) & int(evaluator.masks[a])
+        mass[a] = float((rows * evaluator.share_flat[evaluator.share_off[a, node[a]] + code]).sum())
+        x = np.bincount(code, weights=rows)
+        x = x[x > 0]
+        entropy += float((x * np.log2(x)).sum())
+    return mass, entropy
