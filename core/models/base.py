@@ -104,9 +104,10 @@ class PrivacyModel(ABC):
     def describe(self) -> str:
         """A short name with the parameters, e.g. ``entropy 3-diversity``."""
 
-    @abstractmethod
     def kernel_code(self) -> KernelCode:
-        """Kind code and parameters for the compiled kernel."""
+        """Kind code and parameters for the compiled kernel; a model without a branch there keeps this
+        default (kind -1), and the profile then walks in numpy with the model's own check."""
+        return KernelCode(-1)
 
     def bind(self, sensitive: SensitiveFrequency) -> Self:
         """This model, completed with what it takes from the sensitive attribute (default: nothing)."""

@@ -73,6 +73,11 @@ def build_model_profile(
     codes, counts = merge_classes(sensitive_frequency.codes.astype(np.int64), one_hot,
                                   [h.level_size(0) for h in dataset.hierarchies])
     spec = key_spec(dataset.hierarchies)
+    if strategy == "auto" and spec is not None:
+        from microrelease.core.models.rollup_kernels import KERNEL_KINDS
+
+        if any(m.kernel_code().kind not in KERNEL_KINDS for m in models):
+            strategy = "numpy"  # a model with no compiled branch: the numpy walk runs its own check
     if strategy != "numpy" and spec is not None:
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba loads on first use
         from microrelease.core.models.rollup_kernels import KERNEL_KINDS, inner_model_profile

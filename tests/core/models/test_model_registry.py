@@ -121,6 +121,10 @@ def test_a_kind_the_kernel_has_no_branch_for_is_refused_before_it_runs():
     np.testing.assert_array_equal(plain.failing_rows,
                                   build_model_profile(ds, sf, [DistinctLDiversity(3)], strategy="numba").failing_rows)
     assert plain.failing_rows.any()
+    # the default strategy takes that walk by itself: a new model needs no kernel branch to be profiled
+    auto = build_model_profile(ds, sf, [Unbranched(3)])
+    np.testing.assert_array_equal(auto.failing_rows, plain.failing_rows)
+    assert auto.strategy == plain.strategy
 
 
 @pytest.mark.parametrize(("parameter", "spec", "named"), [
