@@ -144,7 +144,7 @@ class PrunedAnswer:
             if search.quality == policy and i in search.scores:
                 out[j] = search.scores[i]
                 continue
-            out[j] = search.constants.score(policy, search.vector(i), search.full_figures(i, quality=True))
+            out[j] = search.score_of(policy, i)
         return out
 
     # --- the preferred node ----------------------------------------------------------------------
@@ -185,7 +185,6 @@ class PrunedAnswer:
 
 
 def supports(policy: str) -> bool:
-    """Whether the pruned search answers ``policy`` (KL divergence reads each class's Σ c_x², which the
-    evaluator does not carry yet)."""
+    """Whether the pruned search answers ``policy`` (every policy: kept for the callers that ask)."""
     chosen = check_policy(policy)
     return not chosen.quality or policy in SCORED

@@ -31,7 +31,8 @@ BOUNDED = frozenset({"loss", "precision", "height", "nu-entropy"})  # a separabl
 # never lower above a node, and equal only where no classes merge (the same suppression, more generalization,
 # so the tie-break prefers the node below): the optimum over every satisfying node is a k-minimal one
 AT_MINIMAL = frozenset({"dm-star"})
-SCORED = frozenset({"loss", "precision", "height", "discernibility", "dm-star", "aecs", "nu-entropy"})
+SCORED = frozenset({"loss", "precision", "height", "discernibility", "dm-star", "aecs", "nu-entropy",
+                    "kl-divergence"})  # KL: scored from the classes by core/search/kl.py
 
 
 @dataclass(frozen=True, eq=False)

@@ -91,14 +91,19 @@ class CriteriaFigures:
         return ClassView(counts, value_counts=value_counts, table_counts=table_counts,
                          population_sizes=population_sizes)
 
+    def suppressed(self, node, keys: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+        """Which of the node's classes its release removes: smaller than k, or failing a scope-CLASS criterion."""
+        out = np.asarray(counts) < k
+        if self.criteria.class_scoped:
+            for fails in self.criteria.failing(self.view(node, keys, counts)).values():
+                out |= fails
+        return out
+
     def figures(self, node, keys: np.ndarray, counts: np.ndarray, k: int, *, quality: bool) -> NodeFigures:
         """The node's figures for k and the criteria (``quality``: with the suppressed rows' share mass
         and entropy sum, as :meth:`NodeEvaluator.figures` gives them)."""
         counts = np.asarray(counts, dtype=np.int64)
-        suppressed = counts < k
-        if self.criteria.class_scoped:
-            for fails in self.criteria.failing(self.view(node, keys, counts)).values():
-                suppressed |= fails
+        suppressed = self.suppressed(node, keys, counts, k)
         released = counts[~suppressed]
         holds = self.criteria.release_fault(released) is None
         mass = entropy = None

@@ -124,6 +124,11 @@ class NodeEvaluator:
             out.append((keys[order], counts[order]))
         return out
 
+    @property
+    def bottom(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, rows) of the frequency set's tuples: ground codes packed as a class's are."""
+        return self._bottom[1], self._bottom[2]
+
     # --- classes ---------------------------------------------------------------------------------
     def classes(self, node, k: int = 1, give_up: int = -1) -> tuple[np.ndarray, np.ndarray, bool]:
         """(keys, row counts, complete) of ``node``'s equivalence classes. ``give_up`` >= 0: the roll-up

@@ -57,6 +57,7 @@ class PrunedSearch:
         # criteria beside k: their figures, and whether tags may spread (each criterion declares it)
         self.under = CriteriaFigures(evaluator, criteria) if criteria is not None and criteria.others else None
         self.monotone = criteria is None or criteria.monotone(self.max_sup)
+        self._kl = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
         self.heights = evaluator.heights
         self.shape = tuple(int(h) + 1 for h in self.heights)
         self.size = int(np.prod(self.shape, dtype=np.int64))
@@ -127,13 +128,25 @@ class PrunedSearch:
     def score(self, index: int) -> float:
         """The quality model's score of a satisfying node (kept in ``scores``; ``best`` follows)."""
         if index not in self.scores:
-            vec = self.vector(index)
             f = self.figures[index] if index in self.figures else self.evaluate(index)
-            if f.mass is None and self.quality in ("loss", "nu-entropy"):
-                f = self.full_figures(index, quality=True)
-            self.scores[index] = self.constants.score(self.quality, vec, f)
+            self.scores[index] = self.score_of(self.quality, index, f)
             self.best = min(self.best, self.scores[index])
         return self.scores[index]
+
+    def score_of(self, policy: str, index: int, f: NodeFigures | None = None) -> float:
+        """Quality model ``policy``'s score of one node (its figures ``f`` if known)."""
+        vec = self.vector(int(index))
+        if policy == "kl-divergence":
+            if self._kl is None:
+                from microrelease.core.search.kl import KLDivergence
+
+                self._kl = KLDivergence(self.evaluator)
+            keys, counts, _ = self.evaluator.classes(vec, self.k)
+            suppressed = self.under.suppressed(vec, keys, counts, self.k) if self.under else counts < self.k
+            return self._kl.score(vec, keys, counts, suppressed)
+        if f is None or (f.mass is None and policy in ("loss", "nu-entropy")) or not f.complete:
+            f = self.full_figures(index, quality=True)
+        return self.constants.score(policy, vec, f)
 
     def full_figures(self, index: int, *, quality: bool = False) -> NodeFigures:
         """One node's figures from all its classes (a search's own may stop once the node fails), with
