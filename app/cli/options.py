@@ -127,8 +127,8 @@ def add_sensitive_option(p: argparse.ArgumentParser) -> None:
 
 def add_strategy_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", default="auto", choices=list(SEARCH_STRATEGIES),
-                   help="auto: the pruned search where it answers the question (k-anonymity, every policy but "
-                        "kl-divergence), else the whole-lattice profile; profile / pruned: force one; numba, numpy, "
+                   help="auto: the pruned search for one question (every criterion, every policy), else the "
+                        "whole-lattice profile where it fits; profile / pruned: force one; numba, numpy, "
                         f"direct: the profile with that kernel (under privacy models: one of "
                         f"{', '.join(MODEL_STRATEGIES)})")
     p.add_argument("--memory-budget", metavar="SIZE",

@@ -133,8 +133,12 @@ def run(request: SearchRequest) -> int:
         print(f"k-minimal set and Find_vector: not computed under {FLAGS['time_limit']} (a best-effort quality search)")
     else:
         fv = found.find_vector()
-        print(f"Find_vector: {list(fv.vector)} at height {sum(fv.vector)} after {len(fv.trace)} probes"
-              f"\n  = {describe_vector(hierarchies, fv.vector)}")
+        if fv.vector is None:  # its binary search starts at the top, which a non-monotone criterion may fail
+            print(f"Find_vector: no vector found after {len(fv.trace)} probes (the fully generalized table does not "
+                  "satisfy; with a criterion that is not monotone a node below it may, as the k-minimal set shows)")
+        else:
+            print(f"Find_vector: {list(fv.vector)} at height {sum(fv.vector)} after {len(fv.trace)} probes"
+                  f"\n  = {describe_vector(hierarchies, fv.vector)}")
         print(f"{len(result['k_minimal'])} k-minimal generalization(s):")
         print(f"  {'vector':<28} {'height':>6} {'suppr.':>7} {'accuracy':>8} {'complete':>8} {'distinct':>8}  levels")
         for n in result["k_minimal"]:

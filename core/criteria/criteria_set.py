@@ -46,7 +46,7 @@ class Criteria:
 
     @classmethod
     def of(cls, k: int, *others, sensitive=None) -> Criteria:
-        """``Criteria.of(5)``: 5-anonymity; ``Criteria.of(5, *prepared.models, sensitive=prepared.frequency)``."""
+        """``Criteria.of(5)``: 5-anonymity; ``Criteria.of(5, *prepared.models, sensitive=prepared.sensitive_frequency)``."""
         return cls(KAnonymity(k), tuple(others), sensitive)
 
     @property

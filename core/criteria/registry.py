@@ -1,8 +1,8 @@
 """The one registry of privacy criteria, and their text specs.
 
 :data:`CRITERIA` maps each criterion's ``name`` to its class (what a class declares:
-:mod:`~microrelease.core.criteria.base`). The command line's flags, the dashboard's menus and the
-contract tests are generated from it; :func:`parse_criteria` reads text specs by API parameter.
+:mod:`~microrelease.core.criteria.base`). The command line's flags and the contract tests are
+generated from it; :func:`parse_criteria` reads text specs by API parameter.
 Adding a criterion is its module, one entry here, and its tests.
 """
 

@@ -125,20 +125,23 @@ class DaskEngine:
     @staticmethod
     def _wait(client, future, progress, should_stop, what: str):
         """Wait for ``future``, polling cancel; errors name the input."""
-        import distributed
+        import threading
 
         if progress is not None:
             progress(0.0)
-        while True:
-            try:
-                result = future.result(timeout=0.2)
-                break
-            except (distributed.TimeoutError, TimeoutError):
-                if should_stop is not None and should_stop():
-                    client.cancel(future)
-                    raise Cancelled("the Dask computation was cancelled") from None
-            except (OSError, ValueError, KeyError) as exc:
-                raise DataError(f"Dask failed {what}: {exc}") from None
+        # Waiting on a threading event, not future.result(timeout=...): under load, Python 3.11's
+        # asyncio.wait_for can let the timeout's cancellation escape distributed's sync(), which then
+        # fails with UnboundLocalError instead of a timeout.
+        done = threading.Event()
+        future.add_done_callback(lambda _: done.set())
+        while not done.wait(0.2):
+            if should_stop is not None and should_stop():
+                client.cancel(future)
+                raise Cancelled("the Dask computation was cancelled")
+        try:
+            result = future.result()
+        except (OSError, ValueError, KeyError) as exc:
+            raise DataError(f"Dask failed {what}: {exc}") from None
         if progress is not None:
             progress(1.0)
         return result

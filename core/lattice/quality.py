@@ -75,7 +75,9 @@ def non_uniform_entropy(profile: LatticeProfile, k: int, suppressed: np.ndarray)
     start = profile.offsets[:-1]
     entropy_col = len(q.domain) + 2
     # the suppressed rows' Σ a log2 a: the last pair suppressed for k, or the failing classes alone
-    last = np.where(first_kept > start, q.pairs[np.maximum(first_kept - 1, 0), entropy_col], q.failing[:, 1])
+    # (no pair at all when every class fails a model: the failing classes alone, then)
+    from_pairs = q.pairs[np.maximum(first_kept - 1, 0), entropy_col] if len(q.pairs) else np.zeros(len(start))
+    last = np.where(first_kept > start, from_pairs, q.failing[:, 1])
     grid = profile.lattice.grid
     generalization = q.conditional[np.arange(grid.shape[1]), grid].sum(axis=1)
     return generalization + grid.shape[1] * xlog2x(suppressed) - last

@@ -254,8 +254,10 @@ def write_release(
     suppression = node_suppression(data, node, criteria)
     counts = suppression.counts(data.n_rows)
     if max_sup is not None and counts["suppressed_rows"] > max_sup:
+        by = "" if not criteria.class_scoped else " (" + ", ".join(
+            f"{n} in classes failing {m}" for m, n in counts["suppressed_by_reason"]["by_model"].items()) + ")"
         raise InvalidParameterError(f"node {list(node)} needs {counts['suppressed_rows']} suppressed rows for "
-                                    f"k={k}, over MaxSup={max_sup}")
+                                    f"{', '.join(criteria.describe())}{by}, over MaxSup={max_sup}", parameter="max_sup")
     fault = criteria.release_fault(suppression.sizes[~suppression.suppressed])
     if fault is not None:  # refused before anything is written, as MaxSup is
         criterion, value = fault

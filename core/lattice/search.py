@@ -258,8 +258,8 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple =
         satisfying = satisfying & criterion.satisfied(profile, k)
     src, tgt = profile.lattice.edges
     if not monotone((*profile.models, *criteria), max_sup):
-        # A model not monotone here (l-diversity and t-closeness with suppression: a class that
-        # fails can merge with one that passes into one that fails) lets a satisfying node lie above
+        # A criterion not monotone here (entropy or recursive l-diversity, t-closeness, with suppression:
+        # a class that fails can merge with one that passes into one that fails) lets a satisfying node lie above
         # a failing one above a satisfying one: look at every node below, not just the direct
         # predecessors. (Find_vector's binary search assumes monotonicity; it stays the paper's.)
         below = np.zeros(profile.lattice.size, dtype=bool)  # some satisfying node strictly below

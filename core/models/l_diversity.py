@@ -79,6 +79,9 @@ class DistinctLDiversity(LDiversity):
     syntax: ClassVar[str] = "distinct:L"
     example: ClassVar[str] = "distinct:3"
     kind: ClassVar[int] = 0
+    # a class holding one passing class has its values and rows: only failing classes merge into a failing
+    # one, so what a node suppresses includes what any node above it does (monotone with suppression too)
+    monotone_suppression: ClassVar[bool] = True
     field_types: ClassVar[tuple[type, ...]] = (int,)
 
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:

@@ -165,10 +165,19 @@ class PrunedAnswer:
             candidates = np.array(sorted(self.search.scores), dtype=np.int64)
         if len(candidates) == 0:
             top = self.search.evaluate(self.search.size - 1)
-            raise NoSolutionError(
-                f"no generalization satisfies k={self.k} with MaxSup={self.max_sup}: even the fully generalized "
-                f"table needs {top.suppressed} suppressed rows (QIs whose hierarchy has height 0 are never "
-                "generalized)")
+            criteria = self.search.criteria
+            if criteria is None or not criteria.others:
+                raise NoSolutionError(
+                    f"no generalization satisfies k={self.k} with MaxSup={self.max_sup}: even the fully generalized "
+                    f"table needs {top.suppressed} suppressed rows (QIs whose hierarchy has height 0 are never "
+                    "generalized)")
+            why = (f"the fully generalized table needs {top.suppressed} suppressed rows"
+                   if top.suppressed > self.max_sup else
+                   "the fully generalized table keeps within it but its release fails "
+                   + ", ".join(c.describe() for c in criteria.release_scoped) if not top.holds else
+                   "each node either needs more suppression or fails a criterion")
+            raise NoSolutionError(f"no generalization satisfies {', '.join(criteria.describe())} with "
+                                  f"MaxSup={self.max_sup}: {why}")
         grid = np.array([self.search.vector(i) for i in candidates], dtype=np.int64)
         figures = [self.search.evaluate(int(i)) for i in candidates]
         suppressed = np.array([f.suppressed for f in figures], dtype=np.int64)

@@ -25,6 +25,12 @@ from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 SIDE_CACHE = 64 << 20  # bytes of snapshots kept by each of the two side evaluators
 
 
+def _recode(ours, theirs) -> np.ndarray:
+    """Per label of ``ours`` (one level's labels), its code among ``theirs``."""
+    code = {label: c for c, label in enumerate(theirs)}
+    return np.array([code[label] for label in ours], dtype=np.int64)
+
+
 class _Frequency:
     """What a :class:`NodeEvaluator` reads of a source: hierarchies and a frequency set."""
 
@@ -52,8 +58,15 @@ class CriteriaFigures:
             field = int(pairs.shifts[0])
             self._sensitive = (pairs, field, len(sensitive.labels), np.asarray(sensitive.table_counts, dtype=float))
         population = criteria.k_map.population if criteria.k_map is not None else None
-        self._population = None if population is None else NodeEvaluator(
-            _Frequency(evaluator.hierarchies, population.codes, population.counts), cache_budget=SIDE_CACHE)
+        self._population = None
+        if population is not None:
+            # the population's hierarchies are the sample's, extended where it has blanks the sample has not:
+            # its own evaluator, and per QI and level the sample's label codes in the population's coding
+            to_population = [[_recode(ours.labels[d], theirs.labels[d]) for d in range(ours.height + 1)]
+                             for ours, theirs in zip(evaluator.hierarchies, population.hierarchies, strict=True)]
+            side = NodeEvaluator(_Frequency(population.hierarchies, population.codes, population.counts),
+                                 cache_budget=SIDE_CACHE)
+            self._population = (side, to_population)
 
     @staticmethod
     def _lookup(class_keys: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -81,11 +94,15 @@ class CriteriaFigures:
 
             table_counts = table
         if self._population is not None:
-            population = self._population
+            population, to_population = self._population
 
             def population_sizes():
                 population_keys, population_counts, _ = population.classes(node)
-                cls, found = self._lookup(keys, population_keys)
+                ours = np.zeros(len(keys), dtype=np.int64)  # each class's key as the population packs it
+                for a, (shift, mask) in enumerate(zip(self.evaluator.shifts, self.evaluator.masks, strict=True)):
+                    code = to_population[a][int(node[a])][(keys >> int(shift)) & int(mask)]
+                    ours |= code << int(population.shifts[a])
+                cls, found = self._lookup(ours, population_keys)
                 return np.bincount(cls[found], weights=population_counts[found], minlength=len(keys)).astype(np.int64)
 
         return ClassView(counts, value_counts=value_counts, table_counts=table_counts,

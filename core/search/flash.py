@@ -55,6 +55,7 @@ class PrunedSearch:
                  criteria: Criteria | None = None) -> None:
         self.evaluator, self.k, self.max_sup, self.quality = evaluator, int(k), int(max_sup), quality
         # criteria beside k: their figures, and whether tags may spread (each criterion declares it)
+        self.criteria = criteria
         self.under = CriteriaFigures(evaluator, criteria) if criteria is not None and criteria.others else None
         self.monotone = criteria is None or criteria.monotone(self.max_sup)
         self._kl = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
@@ -241,8 +242,12 @@ class PrunedSearch:
                 break
             index = int(self.order[pos])
             if not self.status[index] & (SAT | UNSAT):
-                path = path_up(self.status, index, self.vector(index), self.heights, self.strides, self.bounds, bound)
-                self._check_path(path, bound < np.inf)
+                if self.monotone:
+                    path = path_up(self.status, index, self.vector(index), self.heights, self.strides, self.bounds,
+                                   bound)
+                    self._check_path(path, bound < np.inf)
+                else:  # a binary search would skip nodes that no tag then decides: each node on its own
+                    self.evaluate(index)
             if want and self.status[index] & SAT and self.bounds[index] <= self._bound():
                 self.evaluate(index)
             cursor = pos + 1

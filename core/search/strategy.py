@@ -5,7 +5,7 @@ changes of k rest on), but it costs what the whole lattice costs: its memory gro
 the distinct class sizes of each. The pruned search costs what the answer costs, and one answer costs
 it less at every lattice size measured (benchmarks/scale_qis.py). ``auto`` takes the pruned search for
 one question, and for many questions on a lattice over :data:`PROFILE_NODES` nodes, wherever it
-answers them (every criterion of the registry, every policy but KL divergence); else the
+answers them (every criterion of the registry, every policy); else the
 profile, which is refused before any work when its estimate exceeds the memory budget, with the
 estimate and the alternative.
 """

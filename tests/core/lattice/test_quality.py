@@ -4,6 +4,7 @@ definitions written here row by row on small random tables (no code of quality.p
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from microrelease.core import Criteria
@@ -124,3 +125,30 @@ def test_dm_star_with_t_closeness_has_arx_s_optimum_and_counts_the_failing_class
     for fails in suppression.failing.values():
         failing |= fails
     assert compiled.failing_sq[best] == (suppression.sizes[failing].astype(np.int64) ** 2).sum()
+
+
+
+def test_nu_entropy_where_every_class_fails_a_model_at_every_node():
+    """Height-0 hierarchies, two one-row classes, distinct 2-diversity: every class fails everywhere, no
+    (size, count) pair is kept, and the entropy reads the failing classes alone (it indexed the empty
+    pairs); the pruned search gives the same score."""
+    from microrelease.core import (
+        Criteria,
+        Hierarchy,
+        build_model_profile,
+        load_dataset,
+        prepare_models,
+        query,
+    )
+    from microrelease.core.search import search_pruned
+
+    frame = pd.DataFrame({"a": ["x", "x"], "b": ["u", "v"], "s": ["p", "q"]})
+    ds = load_dataset(frame, qi=["a", "b"], hierarchies={"a": Hierarchy("a", (("x",),)),
+                                                        "b": Hierarchy("b", (("u",), ("v",)))}, sensitive=["s"])
+    prepared = prepare_models(ds, "s", {"l_diversity": "distinct:2"})
+    answer = query(build_model_profile(ds, prepared.sensitive_frequency, prepared.models, quality=True), 1, 2)
+    best = answer.preferred("nu-entropy")
+    pruned = search_pruned(ds, Criteria.of(1, *prepared.models, sensitive=prepared.sensitive_frequency), 2,
+                           "nu-entropy")
+    assert best.suppressed == 2 and pruned.preferred("nu-entropy").vector == best.vector
+    assert pruned.score("nu-entropy", best.vector) == pytest.approx(answer.score("nu-entropy", best.vector))

@@ -65,7 +65,7 @@ def test_release_drops_identifiers_counts_suppression_and_reports(tmp_path):
 
 
 def test_release_refuses_a_node_over_max_sup(tmp_path):
-    with pytest.raises(InvalidParameterError, match=r"node \[0, 0\] needs 6 suppressed rows for k=2, over MaxSup=1"):
+    with pytest.raises(InvalidParameterError, match=r"node \[0, 0\] needs 6 suppressed rows for 2-anonymity, over MaxSup=1"):
         write_release(people(), (0, 0), tmp_path / "r.csv", criteria=Criteria.of(2), max_sup=1)
     assert not (tmp_path / "r.csv").exists()
 

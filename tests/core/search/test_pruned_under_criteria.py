@@ -190,3 +190,47 @@ def test_models_on_a_summary_are_refused_by_name(tmp_path):
     with pytest.raises(InvalidParameterError, match="they need a Dataset") as caught:
         search_pruned(summary, criteria, 0)
     assert caught.value.parameter == "models"
+
+
+def _two_qis():
+    from microrelease.core import Hierarchy
+
+    rows = [("a", "u"), ("a", "u"), ("a", "v"), ("b", "u"), ("a", "v"), ("b", "v")]
+    return load_dataset(pd.DataFrame(rows, columns=["q0", "q1"]), qi=["q0", "q1"], hierarchies={
+        "q0": Hierarchy("q0", (("a", "L", "*"), ("b", "L", "*"))), "q1": Hierarchy("q1", (("u",), ("v",)))})
+
+
+def test_a_risk_limit_at_maxsup_n_finds_the_node_below_a_failing_path():
+    """Under a criterion that is not monotone, a binary search along a path skipped its first node, which
+    no tag then decided: here (0, 0), whose empty release satisfies the limit while every node above fails."""
+    ds = _two_qis()
+    risk = parse_criteria({"max_risk": "0.3"})
+    profile = build_profile(ds, quality=True)
+    for max_sup in (0, 3, 6):
+        assert_same_answers(ds, Criteria.of(3, *risk), max_sup, query(profile, 3, max_sup, risk))
+    assert [n.vector for n in search_pruned(ds, Criteria.of(3, *risk), 6).k_minimal_nodes()] == [(0, 0)]
+
+
+def test_k_map_reads_a_population_with_blanks_the_sample_has_not():
+    """The population's hierarchies gain a missing value the sample's lack: the population is rolled up
+    in its own coding and each class looked up there."""
+    from microrelease.core import Hierarchy
+
+    frame = pd.DataFrame({"a": ["x", "y", "y", "x"], "b": ["u", "v", "u", "v"]})
+    ds = load_dataset(frame, qi=["a", "b"], hierarchies={"a": Hierarchy("a", (("x", "*"), ("y", "*"))),
+                                                        "b": Hierarchy("b", (("u", "*"), ("v", "*")))})
+    population = code_population(pd.concat([frame, pd.DataFrame({"a": ["", "", ""], "b": ["u", "u", "v"]})]), ds)
+    assert len(population.hierarchies[0].ground) == 3  # the blank joined the population's coding
+    joint = joint_profile(ds, population)
+    for max_sup in (0, 4):
+        assert_same_answers(ds, Criteria.of(1, KMap(2, population)), max_sup,
+                            query(joint.profile(2, quality=True), 1, max_sup))
+
+
+def test_no_satisfying_node_is_said_with_the_criteria_at_fault():
+    ds = _two_qis()
+    answer = search_pruned(ds, Criteria.of(3, *parse_criteria({"max_risk": "0.01"})), 0)
+    with pytest.raises(NoSolutionError, match=r"no generalization satisfies 3-anonymity, average re-identification "
+                                              r"risk <= 0.01 with MaxSup=0: the fully generalized table keeps "
+                                              r"within it but its release fails average re-identification risk"):
+        answer.preferred("min-relative")
