@@ -22,6 +22,7 @@ from microrelease.app.explorer.k_map import (
     k_map_release,
     population_for,
 )
+from microrelease.app.explorer.large import LargeAnswer, Searcher, large_lattice
 from microrelease.app.explorer.models import L_DIVERSITY, ModelSteps, spec_number
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
@@ -85,13 +86,17 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
     plain_profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1,
                                         doc="k-anonymity alone (to tell which nodes fail only a privacy model)")
-    answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
+    answer = param.ClassSelector(class_=(Answer, LargeAnswer), allow_None=True, precedence=-1)
     preferred = param.Integer(default=None, allow_None=True, precedence=-1)
     message = param.String(default="", precedence=-1)
     model_running = param.Boolean(default=False, precedence=-1,
                                   doc="the profile under the privacy models asked for is being built")
     model_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1,
                                   doc="fraction of that profile built")
+    large = param.Boolean(default=False, precedence=-1,
+                          doc="the lattice is too large for the profile: the pruned search answers (explorer.large)")
+    searching = param.Boolean(default=False, precedence=-1, doc="a pruned search is answering the question")
+    search_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1, doc="fraction of that search done")
 
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, *,
                  population: PopulationTable | None = None, **params):
@@ -113,13 +118,19 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         # is built on a worker thread, so that the page stays responsive.
         self.hand_back: Callable[[Callable[[], None]], None] | None = None
         self._models = Latest("microrelease-models")
+        self._search = Latest("microrelease-search")
+        self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
+        self._lattice = None
         if dataset is not None:
             self.load(dataset, profile)
 
     # --- loading --------------------------------------------------------------------------------
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
              progress: Callable[[float], None] | None = None) -> None:
-        """Use ``dataset`` (building its profile unless given) and answer the current question."""
+        """Use ``dataset`` (building its profile unless given) and answer the current question; on a
+        lattice too large for the profile (:func:`large_lattice`), the pruned search answers, off the page."""
+        if profile is None and large_lattice(dataset):
+            return self._load_large(dataset)
         quality = POLICIES[self.policy].quality  # see _with_quality
         if profile is None or (quality and profile.quality is None):
             profile = build_profile(dataset, progress=progress, quality=quality,
@@ -130,6 +141,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
         answer, preferred, message = self._compute(profile, k, max_sup, weights)
         self._stop_models()  # a model profile being built is of the old dataset
+        self._stop_search()
+        self.searcher, self._lattice = None, profile.lattice
         # One batch, with the answer computed above: views never see the new lattice with the old
         # answer, and _answer does not compute it a second time.
         self._loading = True
@@ -138,7 +151,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.k, self.max_sup, self.weights = k, max_sup, weights
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
-                self.dataset, self.profile = dataset, profile
+                self.dataset, self.profile, self.large = dataset, profile, False
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
                 self._population, self.joint = population_for(dataset, self.given_population), None
                 self.population_name = self._population.name if self._population is not None else ""
@@ -151,6 +164,77 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.answer, self.preferred, self.message = answer, preferred, message
         finally:
             self._loading = False
+
+    def _load_large(self, dataset: Dataset) -> None:
+        """Use ``dataset``, whose lattice the pruned search answers: one warm evaluator for every question
+        of this table; the first answer comes off the page (progress, Cancel). Privacy models, k-map and
+        the risk limits read the profile: they are off here."""
+        self._stop_models()
+        self._stop_search()
+        n = dataset.n_rows
+        self.searcher, self._lattice = Searcher(dataset), dataset.lattice
+        self._loading = True
+        try:
+            with param.parameterized.batch_call_watchers(self):
+                self.k, self.max_sup = min(self.k, n), min(self.max_sup, n)
+                self.weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
+                self.param.k.bounds = (1, n)
+                self.param.max_sup.bounds = (0, n)
+                self.large, self.dataset, self.profile, self.plain_profile = True, dataset, None, None
+                self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
+                self._population, self.joint, self.population_name, self.k_map = None, None, "", 0
+                self.param.sensitive_attribute.objects = [""]
+                self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
+                self.max_risk, self.max_at_risk, self.max_uniqueness = 0.0, 1.0, 0.0
+                self.selected, self.probe, self.expanded, self.fixed, self.view = None, None, [], {}, "auto"
+                self.answer, self.preferred, self.message = None, None, ""
+        finally:
+            self._loading = False
+        self._ask_pruned()
+
+    def _ask_pruned(self) -> None:
+        """Answer the question by the pruned search on a worker thread (here and now without a page): the
+        answer shown stays until the new one replaces it; a newer question stops this one."""
+        k, max_sup, policy, weights = self.k, self.max_sup, self.policy, dict(self.weights)
+        searcher, shown = self.searcher, self.answer
+        reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
+
+        def work(report, should_stop):
+            try:
+                return searcher.answer(k, max_sup, policy, weights, progress=report, should_stop=should_stop,
+                                       reuse=reuse)
+            except InvalidParameterError as exc:  # a policy the pruned search does not score (KL divergence)
+                return exc
+
+        if reuse is not None:  # the same tags: no search, no worker
+            return self._finish_search(work(lambda _: None, lambda: False))
+        self.param.update(searching=True, search_progress=0.0)
+        self._search.start(work, self._finish_search, lambda f: setattr(self, "search_progress", f), self.hand_back)
+
+    def _finish_search(self, outcome) -> None:
+        self.param.update(searching=False, search_progress=1.0)
+        if isinstance(outcome, Exception):
+            self.message = f"Not answered: {outcome}" if isinstance(outcome, InvalidParameterError) else str(outcome)
+            return
+        answer, preferred, message = outcome
+        with param.parameterized.batch_call_watchers(self):
+            self.answer, self.preferred, self.message = answer, preferred, message
+
+    def _stop_search(self) -> None:
+        self._search.stop()
+        if self.searching:
+            self.param.update(searching=False, search_progress=0.0)
+
+    def cancel_profile(self) -> None:
+        """Stop the search or the profile being built (the Cancel button under the progress bar)."""
+        if self.searching:
+            self._stop_search()
+            shown = self.answer
+            self.message = ("Cancelled: the lattice shows the answer " + (
+                f"to k = {shown.k}, MaxSup = {shown.max_sup}" if shown is not None else "of no question yet")
+                + "; change the question to search again.")
+            return
+        super().cancel_profile()
 
     def criteria(self) -> tuple:
         """The risk-based privacy models asked for, parsed from text specs as the command line's."""
@@ -168,6 +252,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         built). An export would otherwise write a release without them."""
         if self.model_running:
             return "the privacy model's or k-map's profile is still being built"
+        if self.searching:
+            return "the pruned search is still answering the question"
         missing = []
         if self.model_specs() and not self.applied_models:
             missing.append("the privacy models")
@@ -187,12 +273,18 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
     def _apply_models(self) -> None:
+        if self.large:  # the privacy models read the whole-lattice profile (the sidebar hides them)
+            return
         self._apply_model_specs()
 
     @param.depends("k", "max_sup", "policy", "weights", "max_risk", "risk_threshold", "max_at_risk",
                    "max_uniqueness", "sampling_fraction", watch=True)
     def _answer(self) -> None:
-        if self.profile is None or self._loading:
+        if self._loading:
+            return
+        if self.large:
+            return self._ask_pruned()
+        if self.profile is None:
             return
         self._with_quality()
         answer, preferred, message = self._compute(self.profile, self.k, self.max_sup, self.weights)
@@ -222,13 +314,13 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     # --- derived ---------------------------------------------------------------------------------
     @property
     def lattice(self):
-        return self.profile.lattice
+        return self._lattice
 
     def status(self) -> np.ndarray:
         """Per node: an index into STATUS (0 fails, 1 satisfies, 2 k-minimal, 3 preferred, 4 fails a model)."""
         a = self.answer
         s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
-        if (self.profile is not self.plain_profile or a.criteria) and self.plain_profile is not None:
+        if not self.large and (self.profile is not self.plain_profile or a.criteria) and self.plain_profile is not None:
             plain = self.plain_profile.stats(self.k).suppressed <= self.max_sup
             s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails (or a risk one)
         if self.preferred is not None:
@@ -271,6 +363,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         and records above ``risk_threshold``; and, when a population-uniques limit is set, the estimated
         share of population uniques for ``sampling_fraction`` (Dankar's rule; None without an estimate).
         No journalist figure: only a population table gives class sizes in the population."""
+        if self.large:  # from the node's classes (the risk limits are off on a large lattice)
+            return self.answer.risk(i, self.risk_threshold)
         figures = node_risk(self.profile, self.k, threshold=self.risk_threshold)
         out: dict[str, float | str | None] = {name: float(figures[name][i])
                                               for name in ("highest", "average", "records_at_risk")}
@@ -287,6 +381,11 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         """ARX's quality models at node i that this profile can give (Loss needs its share mass
         and no privacy model)."""
         out = {}
+        if self.large:  # no profile: the quality policy's score of the node (its search's), when chosen
+            name = self.policy
+            if name in QUALITY_MODELS and self.answer.pruned.search.quality == name:
+                out[name] = self.answer.pruned.search.scores.get(i)
+            return {n: v for n, v in out.items() if v is not None}
         for name, model in QUALITY_MODELS.items():
             try:
                 out[name] = float(model.score(self.profile, self.k)[i])
@@ -296,7 +395,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     def class_sizes(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class size, number of classes of that size, released: size >= k) at node i."""
-        sizes, counts = self.profile.histogram(self.lattice.node(i))
+        sizes, counts = (self.answer.class_sizes(i) if self.large else self.profile.histogram(self.lattice.node(i)))
         return sizes, counts, sizes >= self.k
 
     def suppressed_rows(self, table: GeneralizedTable, limit: int) -> pd.DataFrame:
@@ -305,7 +404,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         return self.dataset.table.loc[table.suppressed_rows[:limit], columns]
 
     def k_minimal_vectors(self) -> list[list[int]]:
-        return [list(n.vector) for n in self.answer.k_minimal_nodes()]
+        return self.lattice.grid[self.answer.k_minimal_indices].tolist()
 
     def find_vector(self) -> FindVectorResult:
         return self.answer.find_vector()
