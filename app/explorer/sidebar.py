@@ -191,9 +191,9 @@ class Sidebar(pn.viewable.Viewer):
         self.large_note.visible = large
         if large:
             self.large_note.object = (
-                f"**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned search, one question "
-                "at a time (a progress bar and Cancel while it runs). Privacy models, k-map and the risk limits "
-                "need the whole-lattice profile: they are off for this table.")
+                f"<span id='large-note'>**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned "
+                "search, one question at a time (a progress bar and Cancel while it runs).</span> Privacy models, "
+                "k-map and the risk limits need the whole-lattice profile: they are off for this table.")
 
     def _show_population(self, *_) -> None:
         name = self.state.population_name

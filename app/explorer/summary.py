@@ -43,7 +43,7 @@ def summary_text(e: Explorer) -> str:
     head = (
         f"**k = <span id='k'>{e.k}</span>, MaxSup = <span id='max-sup'>{e.max_sup}</span> rows** "
         f"({e.max_sup / e.dataset.n_rows:.2%}) · {int(e.answer.satisfying.sum()):,} of {e.lattice.size:,} nodes "
-        f"satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal · preferred ({e.policy}): {pref}{models}"
+        f"satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal · preferred (<span id='policy'>{e.policy}</span>): {pref}{models}"
     )
     return head + "\n\n" + kmin_details(kmin, hierarchies) + (f"\n\n⚠ {shown(e.message)}" if e.message else "")
 

@@ -189,7 +189,8 @@ class LatticeView(pn.viewable.Viewer):
         s, e = self.state, self.state.explorer
         n = s.drawn_graph().number_of_nodes()
         if e.large:
-            text = (f"Showing <span id='n-drawn'>{n}</span> of {e.lattice.size:,} nodes: those the search evaluated "
+            text = (f"<span id='large-caption'>Showing <span id='n-drawn'>{n}</span> of {e.lattice.size:,} nodes: "
+                    "those the search evaluated</span> "
                     f"(<span id='view-mode'>evaluated</span> view; the pruned search evaluated "
                     f"<span id='n-evaluated'>{e.answer.nodes_evaluated:,}</span> and tagged the rest; at most "
                     f"{DRAW_CAP} are drawn: the preferred node, k-minimal nodes, the failing nodes evaluated below "
