@@ -128,9 +128,10 @@ class LargeAnswer:
         return np.array(sorted(i for i, f in self.pruned.search.figures.items() if f.complete), dtype=np.int64)
 
     def prepare(self, preferred: int | None) -> None:
-        """Choose the drawn nodes and compute their figures and Find_vector (on the search's thread,
-        so that the page reads them without waiting for the evaluator)."""
-        self.find_vector()
+        """Choose the drawn nodes and compute their figures (on the search's thread, so that the page
+        reads them without waiting for the evaluator). Not Find_vector: its trace lists every vector
+        tested, hundreds of thousands at 12 QIs (most of a k change's time); it is read off the tags
+        when asked for."""
         self.drawn = evaluated_frontier(self, preferred)
         self.values(self.drawn, "suppressed")
 
@@ -201,13 +202,12 @@ class LargeAnswer:
 
 def evaluated_frontier(answer: LargeAnswer, preferred: int | None, cap: int = DRAW_CAP) -> np.ndarray:
     """The nodes drawn on a large lattice, at most ``cap``, all of them nodes the search evaluated:
-    the preferred node and Find_vector's vector, the k-minimal nodes (lowest first, up to
+    the preferred node, the k-minimal nodes (lowest first, up to
     MINIMAL_SHARE of the cap), the failing nodes it evaluated just below them, then the other evaluated
     nodes nearest the k-minimal heights."""
     lattice = answer.lattice
     heights = lattice.node_heights
-    found = answer.find_vector().vector
-    first = [i for i in ([preferred] + ([lattice.index(found)] if found is not None else [])) if i is not None]
+    first = [] if preferred is None else [preferred]
     minimal = answer.k_minimal_indices[: int(cap * MINIMAL_SHARE)]
     evaluated = answer.evaluated()
     is_evaluated = np.zeros(lattice.size, dtype=bool)

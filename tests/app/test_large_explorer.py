@@ -1,0 +1,99 @@
+"""The Explorer on a lattice too large for the profile (the core's rule): answered by the pruned search
+with one warm evaluator, drawn as the evaluated frontier, the tabs that read every node's figures off.
+A 10-QI table of 3,000 rows (38,880 nodes, over the profile's threshold) keeps these fast; the served
+12-QI table is tests/app/test_browser_large.py's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from microrelease.app.explorer.large import DRAW_CAP, large_lattice  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.main import Dashboard  # noqa: E402
+from microrelease.app.tabs.lattice.state import LatticeState  # noqa: E402
+from microrelease.app.wide import wide_dataset  # noqa: E402
+from microrelease.core import load_sample  # noqa: E402
+from microrelease.core.search import search_pruned  # noqa: E402
+from microrelease.core.search.strategy import PROFILE_NODES  # noqa: E402
+from microrelease.core.search.tags import EVALUATED  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def wide():
+    return wide_dataset(10, rows=3000)
+
+
+def same_answer(e: Explorer, policy: str) -> None:
+    core = search_pruned(e.dataset, e.k, e.max_sup, policy)
+    assert e.answer.k_minimal_indices.tolist() == core.k_minimal_indices.tolist()
+    assert list(e.lattice.node(e.preferred)) == list(core.preferred(policy).vector)
+
+
+def test_the_rule_is_the_cores(wide):
+    assert wide.lattice.size > PROFILE_NODES and large_lattice(wide)
+    assert not large_lattice(load_sample("adult"))  # 12,960 nodes: the profile, as before
+
+
+def test_questions_are_answered_by_the_pruned_search_with_one_evaluator(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    assert e.large and e.profile is None
+    evaluator = e.searcher.evaluator
+    same_answer(e, "min-relative")
+    e.k = 10
+    same_answer(e, "min-relative")
+    assert e.answer.pruned.search.evaluator is evaluator  # the warm cache serves every question
+    searched = e.answer
+    e.policy = "min-absolute"  # among the k-minimal nodes: the same tags, no new search
+    assert e.answer is searched
+    same_answer(e, "min-absolute")
+    e.policy = "loss"
+    assert e.answer is not searched
+    same_answer(e, "loss")
+    e.max_sup = 0
+    same_answer(e, "loss")
+
+
+def test_the_lattice_draws_the_evaluated_frontier(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    state = LatticeState(explorer=e)
+    ids = np.fromiter(state.drawn_graph().nodes, dtype=np.int64)
+    assert state.effective_view() == "evaluated"
+    assert 0 < len(ids) <= DRAW_CAP
+    assert e.preferred in ids and np.isin(e.answer.k_minimal_indices[:10], ids).all()
+    assert (e.answer.pruned.search.status[ids] & EVALUATED).all()  # only nodes the search evaluated
+    frame = state.drawn_frame()
+    core = search_pruned(wide, 5, 30)
+    first = int(frame["node"].iloc[0])
+    assert frame["suppressed"].iloc[0] == core.node(first).suppressed
+    bars = state.overview()  # every node counted, from the tags
+    assert bars[["fails", "satisfies", "k-minimal"]].to_numpy().sum() == wide.lattice.size
+
+
+def test_a_search_can_be_cancelled_and_the_shown_answer_stays(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    shown = e.answer
+    started = []
+    e.hand_back = lambda fn: fn()  # a page's hand-back: the search runs on a worker thread
+    e._search.start = lambda *args: started.append(args)  # held before it runs: cancelled while "running"
+    e.param.update(searching=False)
+    e.k = 7
+    assert e.searching and started
+    e.cancel_profile()
+    assert not e.searching and e.answer is shown
+    assert "Cancelled" in e.message and "k = 5" in e.message
+
+
+def test_the_tabs_that_read_every_nodes_figures_say_why_they_are_off(wide):
+    d = Dashboard(dataset=wide)
+    assert d.explorer.large
+    assert "tradeoff" not in d.views  # never built: it reads every satisfying node's figures
+    d.tab = "tradeoff"
+    assert "pruned search" in d.step_lines["tradeoff"].object
+    d.tab = "lattice"
+    assert "pruned search" in d.step_lines["lattice"].object and "k-minimal" in d.step_lines["lattice"].object
+    d.explorer.selected = int(d.explorer.preferred)
+    assert "Selected node" in d.details.metrics.object
+    assert not d.sidebar.attribute_models.visible and d.sidebar.large_note.visible
