@@ -124,8 +124,10 @@ class Sidebar(pn.viewable.Viewer):
         self.view_modes = pn.Column(
             self.view, self.expand, self.reset,
             pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed, margin=0)
+        self.view_note = pn.pane.Markdown("The evaluated frontier: the nodes the pruned search evaluated (the "
+                                          "caption says which).", visible=False, margin=(0, 5))
         self.lattice_view = pn.Column(
-            "### Lattice view", self.view_modes, css_classes=["sidebar-lattice-view"])
+            "### Lattice view", self.view_modes, self.view_note, css_classes=["sidebar-lattice-view"])
         self.elsewhere = pn.pane.Markdown(
             "**2 · Question** (k, MaxSup, policy, privacy models) is asked here on the tabs that answer it: "
             "3 Explore, 4 Decide and Teaching.", css_classes=["sidebar-note"], visible=False)
@@ -188,7 +190,7 @@ class Sidebar(pn.viewable.Viewer):
         figures); a line says why and what answers instead."""
         large = self.state.large
         self.attribute_models.visible = self.risk_models.visible = self.view_modes.visible = not large
-        self.large_note.visible = large
+        self.large_note.visible = self.view_note.visible = large
         if large:
             self.large_note.object = (
                 f"<span id='large-note'>**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned "

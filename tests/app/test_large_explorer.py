@@ -97,3 +97,38 @@ def test_the_tabs_that_read_every_nodes_figures_say_why_they_are_off(wide):
     d.explorer.selected = int(d.explorer.preferred)
     assert "Selected node" in d.details.metrics.object
     assert not d.sidebar.attribute_models.visible and d.sidebar.large_note.visible
+
+
+def test_a_policy_the_pruned_search_does_not_score_is_refused_with_the_reason(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    shown = e.answer
+    e.policy = "kl-divergence"
+    assert e.answer is shown and e.message.startswith("Not answered:") and "kl-divergence" in e.message
+
+
+def test_the_export_releases_a_node_of_a_large_lattice(wide):
+    d = Dashboard(dataset=wide)
+    e, export = d.explorer, d.views["export"].state
+    e.k, e.max_sup = 5, 30
+    assert export.refusal(e.preferred) == ""
+    core = search_pruned(wide, 5, 30).preferred("min-relative")
+    counts = export.counts()  # the preferred node's release: the rows the core suppresses there
+    assert counts["suppressed_rows"] == core.suppressed and counts["released_rows"] == wide.n_rows - core.suppressed
+
+
+def test_a_large_table_run_from_the_data_tab_is_answered_by_the_pruned_search():
+    from microrelease.app.main import sample_with_profile
+    from microrelease.app.tabs.data.state import DataState
+
+    rng = np.random.default_rng(0)
+    columns = [f"c{j}" for j in range(10)]  # masked once then '*': 3^10 = 59,049 nodes
+    lines = [",".join(columns), *(",".join(str(rng.integers(10, 13)) for _ in columns) for _ in range(300))]
+    state = DataState(explorer=Explorer(*sample_with_profile("samarati"), k=2))
+    state.load_csv("\n".join(lines) + "\n", "wide.csv")
+    for c in columns:
+        state.set_role(c, "quasi-identifier")
+        state.build(c, "masking", "1")
+    state.run()
+    e = state.explorer
+    assert state.in_explorer and e.large and e.profile is None and e.lattice.size == 59_049
+    same_answer(e, "min-relative")
