@@ -20,7 +20,7 @@ import param
 
 from microrelease.app.explorer.details import NodeDetails
 from microrelease.app.explorer.k_map import PopulationTable
-from microrelease.app.explorer.large import large_lattice
+from microrelease.app.explorer.large import Searcher, large_lattice
 from microrelease.app.explorer.sidebar import QUESTION, Sidebar
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.explorer.summary import Summary
@@ -58,6 +58,23 @@ LARGE_NOTE = ("not on this table: its lattice of {:,} nodes is answered by the p
               "figures; this tab reads those of every node (the whole-lattice profile).")
 
 
+DEFAULT_K = 5  # the question a session opens on (k = 2 on Samarati's 9-row example), MaxSup 0, min-relative
+
+
+@lru_cache(maxsize=4)
+def sample_searcher(name: str) -> Searcher:
+    """The pruned search of a bundled sample whose lattice is too large for the profile: one warm
+    evaluator (and its kept answers) shared by every session."""
+    return Searcher(sample_with_profile(name)[0])
+
+
+def warm_sample(name: str) -> None:
+    """Read (and profile) a sample before the first session; a large one's opening question answered."""
+    dataset, profile = sample_with_profile(name)
+    if profile is None:
+        sample_searcher(name).answer(min(DEFAULT_K, dataset.n_rows), 0, "min-relative", {})
+
+
 class Views(dict):
     """Each tab's view by its registry name, built on first use (a tab ``built_when_shown`` is built
     when it is first opened: the Teaching tab's pairs check, say, would delay every first page)."""
@@ -85,13 +102,15 @@ class Dashboard(pn.viewable.Viewer):
     def __init__(self, dataset: Dataset | None = None, population: PopulationTable | None = None, **params):
         super().__init__(**params)
         if self.explorer is None:  # ``population``: k-map's table for ``dataset`` (a sample may know its own)
-            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else 5, population=population)
+            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else DEFAULT_K,
+                                     population=population)
         if self.explorer.hand_back is None:  # served: profiles and searches run off the page's thread
             self.explorer.hand_back = page_hand_back()
         if dataset is not None:
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:
-            self.explorer.load(*sample_with_profile(self.sample))
+            dataset, profile = sample_with_profile(self.sample)
+            self.explorer.load(dataset, profile, searcher=None if profile is not None else sample_searcher(self.sample))
         self.sidebar = Sidebar(state=self.explorer)
         self.summary = Summary(state=self.explorer)
         self.summary_box = pn.Column(self.summary, sizing_mode="stretch_width")  # shown with the question only

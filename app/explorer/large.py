@@ -16,6 +16,7 @@ a figure the page asks for that the search did not compute waits for it.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 import numpy as np
@@ -34,6 +35,7 @@ from microrelease.core.search.tags import SAT
 DRAW_CAP = 500  # nodes drawn at most (as the focused view): the browser stays responsive
 MINIMAL_SHARE = 0.6  # of the cap, at most, for k-minimal nodes: the rest shows where the search failed
 STATS = ("suppressed", "distinct", "smallest", "released_sq")
+ANSWERS_KEPT = 16  # questions answered again at once (a few MB each: the tags and the evaluated nodes' figures)
 
 
 def large_lattice(dataset: Dataset) -> bool:
@@ -43,12 +45,24 @@ def large_lattice(dataset: Dataset) -> bool:
 
 
 class Searcher:
-    """One loaded table's warm evaluator and the lock that keeps it to one thread."""
+    """One loaded table's warm evaluator, the lock that keeps it to one thread, and the last
+    ANSWERS_KEPT answers (a question asked again is answered at once). A bundled sample's is shared
+    by every session (``microrelease.app.main.sample_searcher``); answers are read-only."""
 
     def __init__(self, dataset: Dataset):
         self.dataset = dataset
         self.evaluator = NodeEvaluator(dataset)
         self.lock = threading.RLock()
+        self._answers: OrderedDict = OrderedDict()
+
+    def known(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float]):
+        """The kept (answer, preferred, message) of this question, or None."""
+        key = (k, max_sup, policy, tuple(sorted(weights.items())))
+        with self.lock:
+            if key in self._answers:
+                self._answers.move_to_end(key)
+                return self._answers[key]
+        return None
 
     def answer(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float], *, progress=None,
                should_stop=None, reuse: LargeAnswer | None = None) -> tuple[LargeAnswer, int | None, str]:
@@ -70,6 +84,9 @@ class Searcher:
             except (NoSolutionError, InvalidParameterError) as exc:
                 preferred, message = None, str(exc)
             large.prepare(preferred)
+            self._answers[(k, max_sup, policy, tuple(sorted(weights.items())))] = (large, preferred, message)
+            while len(self._answers) > ANSWERS_KEPT:
+                self._answers.popitem(last=False)
             return large, preferred, message
 
     @staticmethod

@@ -126,11 +126,11 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     # --- loading --------------------------------------------------------------------------------
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
-             progress: Callable[[float], None] | None = None) -> None:
+             progress: Callable[[float], None] | None = None, *, searcher: Searcher | None = None) -> None:
         """Use ``dataset`` (building its profile unless given) and answer the current question; on a
         lattice too large for the profile (:func:`large_lattice`), the pruned search answers, off the page."""
-        if profile is None and large_lattice(dataset):
-            return self._load_large(dataset)
+        if profile is None and (searcher is not None or large_lattice(dataset)):
+            return self._load_large(dataset, searcher)
         quality = POLICIES[self.policy].quality  # see _with_quality
         if profile is None or (quality and profile.quality is None):
             profile = build_profile(dataset, progress=progress, quality=quality,
@@ -165,14 +165,14 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         finally:
             self._loading = False
 
-    def _load_large(self, dataset: Dataset) -> None:
+    def _load_large(self, dataset: Dataset, searcher: Searcher | None = None) -> None:
         """Use ``dataset``, whose lattice the pruned search answers: one warm evaluator for every question
         of this table; the first answer comes off the page (progress, Cancel). Privacy models, k-map and
-        the risk limits read the profile: they are off here."""
+        the risk limits read the profile: they are off here. ``searcher``: the table's, when shared."""
         self._stop_models()
         self._stop_search()
         n = dataset.n_rows
-        self.searcher, self._lattice = Searcher(dataset), dataset.lattice
+        self.searcher, self._lattice = searcher or Searcher(dataset), dataset.lattice
         self._loading = True
         try:
             with param.parameterized.batch_call_watchers(self):
@@ -197,6 +197,9 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         answer shown stays until the new one replaces it; a newer question stops this one."""
         k, max_sup, policy, weights = self.k, self.max_sup, self.policy, dict(self.weights)
         searcher, shown = self.searcher, self.answer
+        known = searcher.known(k, max_sup, policy, weights)
+        if known is not None:  # asked before (in any session of this table): no search, no worker
+            return self._finish_search(known)
         reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
 
         def work(report, should_stop):

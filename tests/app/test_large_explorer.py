@@ -132,3 +132,25 @@ def test_a_large_table_run_from_the_data_tab_is_answered_by_the_pruned_search():
     e = state.explorer
     assert state.in_explorer and e.large and e.profile is None and e.lattice.size == 59_049
     same_answer(e, "min-relative")
+
+
+def test_a_question_asked_again_is_answered_from_the_kept_answers(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    first = e.answer
+    e.k = 10
+    e._search.start = lambda *args: pytest.fail("searched again")  # k = 5 was answered: no worker now
+    e.k = 5
+    assert e.answer is first and not e.searching
+
+
+def test_the_sessions_of_a_large_sample_share_its_searcher(monkeypatch, wide):
+    from microrelease.app import main
+
+    main.sample_searcher.cache_clear()
+    monkeypatch.setattr(main, "sample_with_profile", lambda name: (wide, None))
+    main.warm_sample("wide12")  # the server's warm-up: the opening question answered before any session
+    searcher = main.sample_searcher("wide12")
+    one, two = Dashboard(sample="wide12").explorer, Dashboard(sample="wide12").explorer
+    assert one.searcher is two.searcher is searcher
+    assert one.answer is two.answer is searcher.known(main.DEFAULT_K, 0, "min-relative", {})[0]
+    main.sample_searcher.cache_clear()
