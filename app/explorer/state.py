@@ -317,7 +317,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     # --- derived ---------------------------------------------------------------------------------
     @property
     def lattice(self):
-        return self._lattice
+        return self.profile.lattice if self.profile is not None else self._lattice  # the pruned search's: no profile
 
     def status(self) -> np.ndarray:
         """Per node: an index into STATUS (0 fails, 1 satisfies, 2 k-minimal, 3 preferred, 4 fails a model)."""
