@@ -51,6 +51,7 @@ class Searcher:
 
     def __init__(self, dataset: Dataset):
         self.dataset = dataset
+        self.lattice = dataset.lattice  # one for every answer: its grid and edges are computed once (MBs at 12 QIs)
         self.evaluator = NodeEvaluator(dataset)
         self.lock = threading.RLock()
         self._answers: OrderedDict = OrderedDict()
@@ -77,7 +78,7 @@ class Searcher:
             else:
                 pruned = search_pruned(self.dataset, k, max_sup, policy, evaluator=self.evaluator, progress=progress,
                                        should_stop=should_stop)
-                large = LargeAnswer(pruned, self.lock)
+                large = LargeAnswer(pruned, self.lock, self.lattice)
             try:
                 preferred = large.lattice.index(large.pruned.preferred(policy, weights or None).vector)
                 message = ""
@@ -122,9 +123,9 @@ class LargeAnswer:
     """What the views read of an :class:`~microrelease.core.lattice.search.Answer`, from a pruned search
     whose whole lattice is tagged (see the module docstring)."""
 
-    def __init__(self, pruned: PrunedAnswer, lock):
+    def __init__(self, pruned: PrunedAnswer, lock, lattice: Lattice | None = None):
         self.pruned, self.lock = pruned, lock
-        self.lattice: Lattice = pruned.lattice
+        self.lattice: Lattice = lattice or pruned.lattice
         self.k, self.max_sup, self.criteria = pruned.k, pruned.max_sup, ()
         minimal = pruned.k_minimal_indices  # tags the whole lattice (the search polls should_stop)
         self.satisfying = (pruned.search.status & SAT) > 0

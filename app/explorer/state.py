@@ -172,7 +172,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self._stop_models()
         self._stop_search()
         n = dataset.n_rows
-        self.searcher, self._lattice = searcher or Searcher(dataset), dataset.lattice
+        self.searcher = searcher or Searcher(dataset)
+        self._lattice = self.searcher.lattice
         self._loading = True
         try:
             with param.parameterized.batch_call_watchers(self):
