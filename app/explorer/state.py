@@ -50,6 +50,7 @@ from microrelease.core.risk.uniqueness import uniqueness_by_node
 # Per node, ``status()`` gives an index into STATUS.
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
 VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
+SEARCH_STEP = 0.1  # the pruned search's progress bar moves in steps of this share
 class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
 
@@ -204,8 +205,15 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
 
         def work(report, should_stop):
+            shown_at = [0.0]
+
+            def coarse(fraction: float) -> None:  # each step shown is a message to the page: a second's search
+                if fraction - shown_at[0] >= SEARCH_STEP:  # takes 10, not 100
+                    shown_at[0] = fraction
+                    report(fraction)
+
             try:
-                return searcher.answer(k, max_sup, policy, weights, progress=report, should_stop=should_stop,
+                return searcher.answer(k, max_sup, policy, weights, progress=coarse, should_stop=should_stop,
                                        reuse=reuse)
             except InvalidParameterError as exc:  # a policy the pruned search does not score (KL divergence)
                 return exc
