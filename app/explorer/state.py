@@ -2,7 +2,9 @@
 
 ``Explorer`` owns one dataset, its whole-lattice profile and the current question (k, MaxSup,
 policy, privacy models). Every change of the question is answered from the profile
-(``microrelease.core.query``), never by re-reading the data. It also holds what the lattice views
+(``microrelease.core.query``), never by re-reading the data. On a lattice too large for the profile
+(``large``: the core's rule, :mod:`microrelease.app.explorer.large`) the pruned search answers each
+question instead, off the page, from one warm evaluator. It also holds what the lattice views
 share: the selected node, the lattice view mode (mode, fixed QIs, expanded nodes) and the
 Find_vector probe highlighted. Colours and text for the page live in the views.
 """
@@ -201,6 +203,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         searcher, shown = self.searcher, self.answer
         known = searcher.known(k, max_sup, policy, weights)
         if known is not None:  # asked before (in any session of this table): no search, no worker
+            self._search.stop()  # a search still running answers an older question: its answer is dropped
             return self._finish_search(known)
         reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
 
@@ -219,6 +222,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 return exc
 
         if reuse is not None:  # the same tags: no search, no worker
+            self._search.stop()
             return self._finish_search(work(lambda _: None, lambda: False))
         self.param.update(searching=True, search_progress=0.0)
         self._search.start(work, self._finish_search, lambda f: setattr(self, "search_progress", f), self.hand_back)

@@ -5,6 +5,8 @@ A 10-QI table of 3,000 rows (38,880 nodes, over the profile's threshold) keeps t
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -154,3 +156,18 @@ def test_the_sessions_of_a_large_sample_share_its_searcher(monkeypatch, wide):
     assert one.searcher is two.searcher is searcher
     assert one.answer is two.answer is searcher.known(main.DEFAULT_K, 0, "min-relative", {})[0]
     main.sample_searcher.cache_clear()
+
+
+def test_a_kept_answer_drops_the_search_still_running_for_an_older_question(wide):
+    e = Explorer(wide, k=5, max_sup=30)
+    first, pending = e.answer, []
+    e.hand_back = pending.append  # the page's loop: what the worker hands back runs later, as served
+    e.k = 7  # searched on a worker thread
+    e.k = 5  # asked before: shown at once, and the search of k = 7 superseded
+    assert e.answer is first and not e.searching
+    for thread in threading.enumerate():
+        if thread.name == "microrelease-search":
+            thread.join(120)
+    for fn in pending:  # progress or the answer of k = 7: dropped, a newer question came
+        fn()
+    assert e.answer is first and e.k == 5 and not e.searching
