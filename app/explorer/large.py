@@ -199,7 +199,9 @@ class LargeAnswer:
         sizes, counts = self.class_sizes(i)
         released = sizes >= self.k
         risk = table_risk(np.repeat(sizes[released], counts[released]), threshold=threshold)
-        return {"highest": risk.highest, "average": risk.average, "records_at_risk": risk.records_at_risk}
+        # no population-uniques estimate: its limit is off on a large lattice (the details say "no estimate")
+        return {"highest": risk.highest, "average": risk.average, "records_at_risk": risk.records_at_risk,
+                "population_uniques": None, "uniqueness_model": ""}
 
     # --- the answer ------------------------------------------------------------------------------
     @property
