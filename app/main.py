@@ -20,6 +20,7 @@ import param
 
 from microrelease.app.explorer.details import NodeDetails
 from microrelease.app.explorer.k_map import PopulationTable
+from microrelease.app.explorer.large import Searcher, large_lattice
 from microrelease.app.explorer.sidebar import QUESTION, Sidebar
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.explorer.summary import Summary
@@ -30,6 +31,7 @@ from microrelease.app.tabs.lattice.view import LatticeView
 from microrelease.app.tabs.registry import OPENING_TAB, TABS, TabContext
 from microrelease.app.tabs.tradeoff.state import TradeoffState
 from microrelease.app.tabs.tradeoff.view import TradeoffView
+from microrelease.app.wide import GENERATED, generated_sample
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
 from microrelease.core.data.samples import SAMPLES
 
@@ -37,12 +39,40 @@ TAB = {tab.name: tab for tab in TABS}
 NAMES = [tab.name for tab in TABS]
 
 
+APP_SAMPLES = (*SAMPLES, *GENERATED)  # the bundled samples, then the generated wide ones
+
+
 @lru_cache(maxsize=8)
-def sample_with_profile(name: str) -> tuple[Dataset, LatticeProfile]:
-    """Bundled samples are read and profiled once per process and shared by sessions (read-only)."""
-    dataset = load_sample(name)
+def sample_with_profile(name: str) -> tuple[Dataset, LatticeProfile | None]:
+    """Bundled samples are read and profiled once per process and shared by sessions (read-only); a
+    lattice too large for the profile has none (the pruned search answers it)."""
+    dataset = generated_sample(name) if name in GENERATED else load_sample(name)
+    if large_lattice(dataset):
+        return dataset, None
     # Not compiled yet (a first-ever run): the numpy path of the same roll-up, not seconds of compiling.
     return dataset, build_profile(dataset, strategy=kernel_strategy("lattice"))
+
+
+LARGE_NOTE = ("not on this table: its lattice of {:,} nodes is answered by the pruned search, which gives the "
+              "tags, the k-minimal set, Find_vector and the figures of the nodes it evaluated, not every node's "
+              "figures; this tab reads those of every node (the whole-lattice profile).")
+
+
+DEFAULT_K = 5  # the question a session opens on (k = 2 on Samarati's 9-row example), MaxSup 0, min-relative
+
+
+@lru_cache(maxsize=4)
+def sample_searcher(name: str) -> Searcher:
+    """The pruned search of a bundled sample whose lattice is too large for the profile: one warm
+    evaluator (and its kept answers) shared by every session."""
+    return Searcher(sample_with_profile(name)[0])
+
+
+def warm_sample(name: str) -> None:
+    """Read (and profile) a sample before the first session; a large one's opening question answered."""
+    dataset, profile = sample_with_profile(name)
+    if profile is None:
+        sample_searcher(name).answer(min(DEFAULT_K, dataset.n_rows), 0, "min-relative", {})
 
 
 class Views(dict):
@@ -65,28 +95,30 @@ class Dashboard(pn.viewable.Viewer):
     ``tab`` is the name of the tab in view (the sidebar shows that tab's sections).
     """
 
-    sample = param.Selector(default="adult", objects=list(SAMPLES))
+    sample = param.Selector(default="adult", objects=list(APP_SAMPLES))
     explorer = param.ClassSelector(class_=Explorer)
     tab = param.Selector(default=OPENING_TAB, objects=[t.name for t in TABS])
 
     def __init__(self, dataset: Dataset | None = None, population: PopulationTable | None = None, **params):
         super().__init__(**params)
         if self.explorer is None:  # ``population``: k-map's table for ``dataset`` (a sample may know its own)
-            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else 5, population=population)
+            self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else DEFAULT_K,
+                                     population=population)
+        if self.explorer.hand_back is None:  # served: profiles and searches run off the page's thread
+            self.explorer.hand_back = page_hand_back()
         if dataset is not None:
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:
-            self.explorer.load(*sample_with_profile(self.sample))
-        if self.explorer.hand_back is None:  # served: privacy-model profiles build off the page's thread
-            self.explorer.hand_back = page_hand_back()
+            dataset, profile = sample_with_profile(self.sample)
+            self.explorer.load(dataset, profile, searcher=None if profile is not None else sample_searcher(self.sample))
         self.sidebar = Sidebar(state=self.explorer)
         self.summary = Summary(state=self.explorer)
         self.summary_box = pn.Column(self.summary, sizing_mode="stretch_width")  # shown with the question only
         self.details = NodeDetails(state=self.explorer)
-        context = TabContext(self.explorer, self.sample)
+        context = TabContext(self.explorer, self.sample if self.sample in SAMPLES else "adult")
         self.views = Views(lambda name: TAB[name].view(state=TAB[name].state(context)))
         for tab in TABS:
-            if not tab.built_when_shown:
+            if not tab.built_when_shown and self.works(tab.name):
                 self.views[tab.name]  # noqa: B018 - built now: shown at once, or holding the shared lattice
         self.step_lines = {tab.name: pn.pane.Markdown(css_classes=["step-line", f"step-{tab.name}"],
                                                       sizing_mode="stretch_width", margin=(5, 10, 0, 10))
@@ -110,12 +142,25 @@ class Dashboard(pn.viewable.Viewer):
         """The line at the top of tab ``name``: what it needs, what it shows now. Only the tab in view is
         kept current (the others are described when they come into view)."""
         tab, e = TAB[name], self.explorer
+        if not self.works(name):
+            self.step_lines[name].object = f"**Needs:** {tab.needs} **Shows:** {LARGE_NOTE.format(e.lattice.size)}"
+            return
+        if e.large and e.answer is None:  # the first pruned search is running (the sidebar shows its progress)
+            self.step_lines[name].object = f"**Needs:** {tab.needs} **Shows:** searching the lattice of {e.lattice.size:,} nodes…"
+            return
         shows = "" if tab.shows is None else (
             " **Shows:** " + ("nothing yet: load a table in step 1." if e.answer is None
                               else tab.shows(e, self.views[name].state)))
         self.step_lines[name].object = f"**Needs:** {tab.needs}{shows}"
 
+    def works(self, name: str) -> bool:
+        """Whether tab ``name`` works on the loaded table: on a large lattice, only the tabs that read
+        the pruned search's answer (``Tab.large``) and those with their own data."""
+        return not self.explorer.large or TAB[name].large
+
     def tab_content(self, name: str):
+        if not self.works(name):
+            return pn.Column(self.step_lines[name], sizing_mode="stretch_width")
         parts = [self.step_lines[name], self.views[name], *([self.details] if TAB[name].details else [])]
         return pn.Column(*parts, sizing_mode="stretch_width")
 

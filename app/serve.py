@@ -18,7 +18,7 @@ from tornado.routing import Matcher, Rule
 from tornado.web import RequestHandler
 
 from microrelease.app.cli.flags import FLAGS
-from microrelease.app.main import create_app, sample_with_profile
+from microrelease.app.main import create_app, warm_sample
 from microrelease.app.shared import WarmUp
 from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES
 from microrelease.app.tabs.registry import TABS
@@ -175,7 +175,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
         print(f"answering Host {', '.join(h.removesuffix(':*') for h in hosts)} only "
               f"(add names with {FLAGS['allowed_hosts']} NAME[:PORT])", flush=True)
     if dataset is None:
-        sample_with_profile(sample)  # warm the cache: the first session opens at once
+        warm_sample(sample)  # read, profiled (or a large one's opening question answered): the first session opens at once
     warm_tabs()
     # What is loaded by now lives as long as the server: out of the collector's sight, a full collection
     # takes ~10 ms instead of ~120 ms on adult, a pause a k change would otherwise wait on now and then.

@@ -7,12 +7,17 @@ package) against the targets of issue 14:
   run compiles every kernel it uses) - from the URL printed to the lattice drawn and the page idle;
 - first usable page, **warm**: the kernels in numba's cache (compiled first if need be);
 - in the warm session: the median time from typing a new k to the recoloured lattice;
-- then the first privacy model (0.2-closeness on salary-class at k = 5) until the lattice is recoloured.
+- then the first privacy model (0.2-closeness on salary-class at k = 5) until the lattice is recoloured;
+- on the generated 12-QI table (``--sample wide12``, 349,920 nodes, answered by the pruned search; issue
+  25): the first answer (from the server's start and from the URL printed to the k-minimal count shown
+  and the evaluated frontier drawn), k changes and policy changes (a policy among the k-minimal nodes
+  reuses the search's tags; a quality policy is a new branch-and-bound search), each until the summary
+  shows the new answer and the page is idle.
 
 Each figure is printed with the server process's CPU seconds over the same span (the machine is shared:
 CPU time says what the server did, wall time what a user waited), its target and PASS or MISSED.
 
-Run: python benchmarks/dashboard.py [--changes 12]
+Run: python benchmarks/dashboard.py [--changes 12] [--only adult|wide12]
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -31,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-TARGETS = {"cold": 10.0, "warm": 3.0, "k": 0.150, "model": 1.5}  # seconds
+TARGETS = {"cold": 10.0, "warm": 3.0, "k": 0.150, "model": 1.5, "wide first": 10.0, "wide change": 1.0}  # seconds
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
@@ -61,13 +67,15 @@ def verdict(seconds: float, target: float) -> str:
 
 
 class Server:
-    """``microrelease app --sample adult`` on a free port; ``printed`` is when its URL line appeared."""
+    """``microrelease app --sample SAMPLE`` on a free port; ``printed`` is when its URL line appeared,
+    ``started`` when the process was started."""
 
-    def __init__(self, env: dict[str, str]):
+    def __init__(self, env: dict[str, str], sample: str = "adult"):
         self.port = port = free_port()
         self.url = f"http://127.0.0.1:{port}/"
         script = Path(sys.executable).parent / "microrelease"
-        self.process = subprocess.Popen([str(script), "app", "--sample", "adult", "--port", str(port)], env=env,
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen([str(script), "app", "--sample", sample, "--port", str(port)], env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                         start_new_session=True)
         lines: queue.Queue = queue.Queue()
@@ -150,9 +158,64 @@ def first_model(page, server: Server) -> float:
     return wall
 
 
+WIDE_KS = [10, 20, 3, 7, 5]  # 5 last: the opening question, asked again (kept answers)
+WIDE_POLICIES = ["min-absolute", "loss", "min-relative"]
+
+
+def answered(page, server: Server, act, element: str, shown: str) -> tuple[float, float]:
+    """(wall, server CPU) from ``act()`` to the summary's ``element`` reading ``shown`` (the summary is
+    written with the new answer) and the page idle."""
+    page.wait_for_function(IDLE)
+    cpu = cpu_seconds(server.process.pid)
+    start = time.perf_counter()
+    act()
+    page.locator(element, has_text=re.compile(f"^{re.escape(shown)}$")).wait_for(timeout=180_000)
+    page.wait_for_function(IDLE, timeout=180_000)
+    return time.perf_counter() - start, cpu_seconds(server.process.pid) - cpu
+
+
+def wide_figures(browser) -> None:
+    """The 12-QI table: the first answer, k changes and policy changes (see the module docstring)."""
+    from microrelease.core import POLICIES
+
+    server = Server(dict(os.environ), "wide12")
+    try:
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        server.wait_listening()
+        page.goto(server.url)
+        page.locator("#n-kmin").wait_for(timeout=300_000)  # in a shadow root: a locator, not querySelector
+        page.wait_for_function(USABLE, timeout=300_000)
+        now = time.perf_counter()
+        wall, since_start = now - server.printed, now - server.started
+        cpu = cpu_seconds(server.process.pid) - server.cpu_printed
+        drawn = page.locator("#n-drawn").text_content()
+        print(f"12 QIs, first answer: {wall:5.2f} s after the URL was printed (server CPU {cpu:5.2f} s), "
+              f"{since_start:5.2f} s after the server started; {page.locator('#n-kmin').text_content()} k-minimal, "
+              f"{drawn} nodes drawn; {verdict(wall, TARGETS['wide first'])}", flush=True)
+        page.locator(".bk-tab", has_text="Lattice").first.click()
+        box = page.locator(".k-input input").first
+        for k in WIDE_KS:
+            box.fill(str(k))
+            wall, cpu = answered(page, server, lambda: box.press("Enter"), "#k", str(k))
+            again = " (asked before: a kept answer)" if k == 5 else ""
+            print(f"12 QIs, k -> {k:>2}{again}: {wall:5.2f} s (server CPU {cpu:5.2f} s); "
+                  f"{verdict(wall, TARGETS['wide change'])}", flush=True)
+        select = page.locator(".policy-select select")
+        for policy in WIDE_POLICIES:
+            label = POLICIES[policy].label
+            wall, cpu = answered(page, server, lambda label=label: select.select_option(label=label),
+                                 "#policy", policy)
+            how = "the same tags" if POLICIES[policy].among == "k-minimal" else "a new search"
+            print(f"12 QIs, policy -> {policy} ({how}): {wall:5.2f} s (server CPU {cpu:5.2f} s); "
+                  f"{verdict(wall, TARGETS['wide change'])}", flush=True)
+    finally:
+        server.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=12)
+    parser.add_argument("--only", choices=["adult", "wide12"], help="only adult's figures, or only the 12-QI table's")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -165,6 +228,10 @@ def main() -> None:
     with sync_playwright() as p, tempfile.TemporaryDirectory(prefix="numba-cold-") as cold_cache:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         browser.new_page().close()  # the browser's own start is not the server's
+        if args.only == "wide12":
+            wide_figures(browser)
+            browser.close()
+            return
         server, page, _ = first_page(browser, {**os.environ, "NUMBA_CACHE_DIR": cold_cache}, "cold")
         page.close()
         server.stop()
@@ -178,6 +245,10 @@ def main() -> None:
             k_changes(page, server, args.changes)
         finally:
             server.stop()
+        try:
+            if args.only is None:
+                wide_figures(browser)
+        finally:
             browser.close()
     print(f"load average at end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 

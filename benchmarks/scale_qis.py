@@ -1,7 +1,7 @@
 """The search at many quasi-identifiers: microrelease's pruned search beside ARX's Flash, same data, one run.
 
 The table is adult's 9 QIs plus synthetic QIs of height 2 (12 Zipf-distributed values, value -> group
-of 4 -> ``*``; seed 20261202; see tests/wide_data.py), so each added QI triples the lattice. For 9 to
+of 4 -> ``*``; seed 20261202; see microrelease/app/wide.py), so each added QI triples the lattice. For 9 to
 15 QIs (``--qis``) it writes the table and its ARX hierarchies once (``--workdir``), then times whole
 processes, each in a fresh process (process CPU = user + system of the process and its children; peak
 RSS of the largest process):
@@ -49,8 +49,7 @@ TARGET_RSS_GB, TARGET_RSS_9_GB, TARGET_COLD_S = 1.5, 0.5, 8.0
 
 def write_table(n_qi: int, workdir: Path) -> tuple[Path, Path, list[str]]:
     """The wide table as ``;``-separated CSV and one ARX hierarchy per QI (``adult_hierarchy_<QI>.csv``)."""
-    from wide_data import wide_table
-
+    from microrelease.app.wide import wide_table
     from microrelease.core import write_arx
 
     folder = workdir / f"qi{n_qi}"
@@ -169,8 +168,7 @@ def main() -> None:
     print(f"{'QIs':>3} {'nodes':>10}  {'what':<34} {'CPU s':>8} {'RSS GB':>7} {'evaluated':>10}  optimum / note")
     for n_qi in parse_range(args.qis):
         data, folder, qi = write_table(n_qi, workdir)
-        from wide_data import wide_table
-
+        from microrelease.app.wide import wide_table
         from microrelease.core.lattice.distance_vectors import Lattice
 
         _, _, hierarchies = wide_table(n_qi, rows=1)

@@ -13,7 +13,9 @@ from microrelease.app.cli.options import (
     add_table_options,
     port_number,
 )
+from microrelease.app.wide import GENERATED, SEED
 from microrelease.core import Dataset, load_sample
+from microrelease.core.data.samples import SAMPLES
 from microrelease.core.risk.k_map import code_population, read_population
 
 NAME = "app"
@@ -41,7 +43,11 @@ Request = AppRequest  # what main() parses the Namespace into, once
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_table_options(p)  # the dashboard picks the sensitive attribute and the strategy itself
+    # the dashboard picks the sensitive attribute and the strategy itself
+    add_table_options(p, (*SAMPLES, *GENERATED),
+                      sample_help="use a bundled sample data set with its hierarchies, or a generated one: wide12 is "
+                                  f"adult with 3 synthetic QIs (seed {SEED}; 12 QIs, a lattice of 349,920 nodes, "
+                                  "answered by the pruned search)")
     add_identifier_option(p)
     add_hierarchy_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

@@ -110,10 +110,11 @@ def add_hierarchy_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hierarchy-dir", help="folder with *_hierarchy_A.csv or A.csv per QI")
 
 
-def add_table_options(p: argparse.ArgumentParser) -> None:
-    """The input and its quasi-identifiers: what every table command reads."""
-    add_input_options(p, SAMPLES, data_help="CSV or Parquet file, folder of partitions or glob (or use --sample)",
-                      sample_help="use a bundled sample data set with its hierarchies")
+def add_table_options(p: argparse.ArgumentParser, samples: Sequence[str] = tuple(SAMPLES),
+                      sample_help: str = "use a bundled sample data set with its hierarchies") -> None:
+    """The input and its quasi-identifiers: what every table command reads (``samples``: the --sample choices)."""
+    add_input_options(p, samples, data_help="CSV or Parquet file, folder of partitions or glob (or use --sample)",
+                      sample_help=sample_help)
     p.add_argument("--qi", help="quasi-identifiers A,B,... in this order (vectors follow it)")
 
 

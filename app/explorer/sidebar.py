@@ -63,7 +63,8 @@ class Sidebar(pn.viewable.Viewer):
         self.input_message = pn.pane.Alert(alert_type="warning", visible=False, css_classes=["input-message"],
                                            sizing_mode="stretch_width")
         self.policy = pn.widgets.Select.from_param(e.param.policy, label="Preference policy",
-                                                   options={p.label: n for n, p in POLICIES.items()})
+                                                   options={p.label: n for n, p in POLICIES.items()},
+                                                   css_classes=["policy-select"])
         self.weights = pn.Column()
         self.view = pn.widgets.RadioButtonGroup.from_param(e.param.view, label="Lattice view")
         self.fixed = pn.Column()
@@ -107,25 +108,34 @@ class Sidebar(pn.viewable.Viewer):
         e.param.watch(self._bounds, ["k", "max_sup"], what="bounds")
         e.param.watch(self._rebuild, ["dataset"])  # per-QI boxes: not on a privacy model's new profile
         e.param.watch(lambda ev: setattr(self.weights, "visible", POLICIES[ev.new].uses_weights), ["policy"])
-        e.param.watch(self._show_model_progress, ["model_progress", "model_running"])
+        e.param.watch(self._show_model_progress, ["model_progress", "model_running", "search_progress", "searching"])
+        e.param.watch(self._show_large, ["large"])
+        # What reads the whole-lattice profile: hidden on a large lattice (the pruned search answers k-anonymity)
+        self.attribute_models = pn.Column(
+            "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
+            self.t_value, self.ground, "#### k-map (a population table)", self.k_map, self.k_map_note, margin=0)
+        self.risk_models = pn.Column("#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
+                                     margin=0)
+        self.large_note = pn.pane.Markdown(css_classes=["large-note"], sizing_mode="stretch_width", visible=False)
         self.question = pn.Column(
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
-            self.policy, self.weights,
-            "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
-            self.t_value, self.ground,
-            "#### k-map (a population table)", self.k_map, self.k_map_note, self.model_progress, self.cancel,
-            "#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
-            css_classes=["sidebar-question"])
+            self.policy, self.weights, self.attribute_models, self.model_progress, self.cancel, self.large_note,
+            self.risk_models, css_classes=["sidebar-question"])
+        self.view_modes = pn.Column(
+            self.view, self.expand, self.reset,
+            pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed, margin=0)
+        self.view_note = pn.pane.Markdown("The evaluated frontier: the nodes the pruned search evaluated (the "
+                                          "caption says which).", visible=False, margin=(0, 5))
         self.lattice_view = pn.Column(
-            "### Lattice view", self.view, self.expand, self.reset,
-            pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed,
-            css_classes=["sidebar-lattice-view"])
+            "### Lattice view", self.view_modes, self.view_note, css_classes=["sidebar-lattice-view"])
         self.elsewhere = pn.pane.Markdown(
             "**2 · Question** (k, MaxSup, policy, privacy models) is asked here on the tabs that answer it: "
             "3 Explore, 4 Decide and Teaching.", css_classes=["sidebar-note"], visible=False)
         self._bounds()
         self._rebuild()
         self._show_population()
+        self._show_large()
+        self._show_model_progress()
 
     # --- the question's number boxes: bounds checked on the server, with a message -------------------
     def _check(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
@@ -172,8 +182,20 @@ class Sidebar(pn.viewable.Viewer):
 
     def _show_model_progress(self, *_) -> None:
         e = self.state
-        self.model_progress.value = int(100 * e.model_progress)
-        self.model_progress.visible = self.cancel.visible = bool(e.model_running)
+        self.model_progress.value = int(100 * (e.search_progress if e.searching else e.model_progress))
+        self.model_progress.visible = self.cancel.visible = bool(e.model_running or e.searching)
+
+    def _show_large(self, *_) -> None:
+        """On a large lattice: no privacy models, k-map, risk limits or view modes (they read every node's
+        figures); a line says why and what answers instead."""
+        large = self.state.large
+        self.attribute_models.visible = self.risk_models.visible = self.view_modes.visible = not large
+        self.large_note.visible = self.view_note.visible = large
+        if large:
+            self.large_note.object = (
+                f"<span id='large-note'>**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned "
+                "search, one question at a time (a progress bar and Cancel while it runs).</span> Privacy models, "
+                "k-map and the risk limits need the whole-lattice profile: they are off for this table.")
 
     def _show_population(self, *_) -> None:
         name = self.state.population_name

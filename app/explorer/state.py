@@ -2,7 +2,9 @@
 
 ``Explorer`` owns one dataset, its whole-lattice profile and the current question (k, MaxSup,
 policy, privacy models). Every change of the question is answered from the profile
-(``microrelease.core.query``), never by re-reading the data. It also holds what the lattice views
+(``microrelease.core.query``), never by re-reading the data. On a lattice too large for the profile
+(``large``: the core's rule, :mod:`microrelease.app.explorer.large`) the pruned search answers each
+question instead, off the page, from one warm evaluator. It also holds what the lattice views
 share: the selected node, the lattice view mode (mode, fixed QIs, expanded nodes) and the
 Find_vector probe highlighted. Colours and text for the page live in the views.
 """
@@ -22,6 +24,7 @@ from microrelease.app.explorer.k_map import (
     k_map_release,
     population_for,
 )
+from microrelease.app.explorer.large import LargeAnswer, Searcher, large_lattice
 from microrelease.app.explorer.models import L_DIVERSITY, ModelSteps, spec_number
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
@@ -50,6 +53,7 @@ from microrelease.core.risk.uniqueness import uniqueness_by_node
 # Per node, ``status()`` gives an index into STATUS.
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
 VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
+SEARCH_STEP = 0.1  # the pruned search's progress bar moves in steps of this share
 class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
 
@@ -86,13 +90,17 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1)
     plain_profile = param.ClassSelector(class_=LatticeProfile, allow_None=True, precedence=-1,
                                         doc="k-anonymity alone (to tell which nodes fail only a privacy model)")
-    answer = param.ClassSelector(class_=Answer, allow_None=True, precedence=-1)
+    answer = param.ClassSelector(class_=(Answer, LargeAnswer), allow_None=True, precedence=-1)
     preferred = param.Integer(default=None, allow_None=True, precedence=-1)
     message = param.String(default="", precedence=-1)
     model_running = param.Boolean(default=False, precedence=-1,
                                   doc="the profile under the privacy models asked for is being built")
     model_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1,
                                   doc="fraction of that profile built")
+    large = param.Boolean(default=False, precedence=-1,
+                          doc="the lattice is too large for the profile: the pruned search answers (explorer.large)")
+    searching = param.Boolean(default=False, precedence=-1, doc="a pruned search is answering the question")
+    search_progress = param.Number(default=0.0, bounds=(0, 1), precedence=-1, doc="fraction of that search done")
 
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, *,
                  population: PopulationTable | None = None, **params):
@@ -114,13 +122,19 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         # is built on a worker thread, so that the page stays responsive.
         self.hand_back: Callable[[Callable[[], None]], None] | None = None
         self._models = Latest("microrelease-models")
+        self._search = Latest("microrelease-search")
+        self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
+        self._lattice = None
         if dataset is not None:
             self.load(dataset, profile)
 
     # --- loading --------------------------------------------------------------------------------
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
-             progress: Callable[[float], None] | None = None) -> None:
-        """Use ``dataset`` (building its profile unless given) and answer the current question."""
+             progress: Callable[[float], None] | None = None, *, searcher: Searcher | None = None) -> None:
+        """Use ``dataset`` (building its profile unless given) and answer the current question; on a
+        lattice too large for the profile (:func:`large_lattice`), the pruned search answers, off the page."""
+        if profile is None and (searcher is not None or large_lattice(dataset)):
+            return self._load_large(dataset, searcher)
         quality = POLICIES[self.policy].quality  # see _with_quality
         if profile is None or (quality and profile.quality is None):
             profile = build_profile(dataset, progress=progress, quality=quality,
@@ -131,6 +145,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
         answer, preferred, message = self._compute(profile, k, max_sup, weights)
         self._stop_models()  # a model profile being built is of the old dataset
+        self._stop_search()
+        self.searcher, self._lattice = None, profile.lattice
         # One batch, with the answer computed above: views never see the new lattice with the old
         # answer, and _answer does not compute it a second time.
         self._loading = True
@@ -139,7 +155,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.k, self.max_sup, self.weights = k, max_sup, weights
                 self.param.k.bounds = (1, n)
                 self.param.max_sup.bounds = (0, n)
-                self.dataset, self.profile = dataset, profile
+                self.dataset, self.profile, self.large = dataset, profile, False
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
                 self._population, self.joint = population_for(dataset, self.given_population), None
                 self.population_name = self._population.name if self._population is not None else ""
@@ -152,6 +168,90 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.answer, self.preferred, self.message = answer, preferred, message
         finally:
             self._loading = False
+
+    def _load_large(self, dataset: Dataset, searcher: Searcher | None = None) -> None:
+        """Use ``dataset``, whose lattice the pruned search answers: one warm evaluator for every question
+        of this table; the first answer comes off the page (progress, Cancel). Privacy models, k-map and
+        the risk limits read the profile: they are off here. ``searcher``: the table's, when shared."""
+        self._stop_models()
+        self._stop_search()
+        n = dataset.n_rows
+        self.searcher = searcher or Searcher(dataset)
+        self._lattice = self.searcher.lattice
+        self._loading = True
+        try:
+            with param.parameterized.batch_call_watchers(self):
+                self.k, self.max_sup = min(self.k, n), min(self.max_sup, n)
+                self.weights = {q: w for q, w in self.weights.items() if q in dataset.quasi_identifiers}
+                self.param.k.bounds = (1, n)
+                self.param.max_sup.bounds = (0, n)
+                self.large, self.dataset, self.profile, self.plain_profile = True, dataset, None, None
+                self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
+                self._population, self.joint, self.population_name, self.k_map = None, None, "", 0
+                self.param.sensitive_attribute.objects = [""]
+                self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
+                self.max_risk, self.max_at_risk, self.max_uniqueness = 0.0, 1.0, 0.0
+                self.selected, self.probe, self.expanded, self.fixed, self.view = None, None, [], {}, "auto"
+                self.answer, self.preferred, self.message = None, None, ""
+        finally:
+            self._loading = False
+        self._ask_pruned()
+
+    def _ask_pruned(self) -> None:
+        """Answer the question by the pruned search on a worker thread (here and now without a page): the
+        answer shown stays until the new one replaces it; a newer question stops this one."""
+        k, max_sup, policy, weights = self.k, self.max_sup, self.policy, dict(self.weights)
+        searcher, shown = self.searcher, self.answer
+        known = searcher.known(k, max_sup, policy, weights)
+        if known is not None:  # asked before (in any session of this table): no search, no worker
+            self._search.stop()  # a search still running answers an older question: its answer is dropped
+            return self._finish_search(known)
+        reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
+
+        def work(report, should_stop):
+            shown_at = [0.0]
+
+            def coarse(fraction: float) -> None:  # each step shown is a message to the page: a second's search
+                if fraction - shown_at[0] >= SEARCH_STEP:  # takes 10, not 100
+                    shown_at[0] = fraction
+                    report(fraction)
+
+            try:
+                return searcher.answer(k, max_sup, policy, weights, progress=coarse, should_stop=should_stop,
+                                       reuse=reuse)
+            except InvalidParameterError as exc:  # a policy the pruned search does not score (KL divergence)
+                return exc
+
+        if reuse is not None:  # the same tags: no search, no worker
+            self._search.stop()
+            return self._finish_search(work(lambda _: None, lambda: False))
+        self.param.update(searching=True, search_progress=0.0)
+        self._search.start(work, self._finish_search, lambda f: setattr(self, "search_progress", f), self.hand_back)
+
+    def _finish_search(self, outcome) -> None:
+        self.param.update(searching=False, search_progress=1.0)
+        if isinstance(outcome, Exception):
+            self.message = f"Not answered: {outcome}" if isinstance(outcome, InvalidParameterError) else str(outcome)
+            return
+        answer, preferred, message = outcome
+        with param.parameterized.batch_call_watchers(self):
+            self.answer, self.preferred, self.message = answer, preferred, message
+
+    def _stop_search(self) -> None:
+        self._search.stop()
+        if self.searching:
+            self.param.update(searching=False, search_progress=0.0)
+
+    def cancel_profile(self) -> None:
+        """Stop the search or the profile being built (the Cancel button under the progress bar)."""
+        if self.searching:
+            self._stop_search()
+            shown = self.answer
+            self.message = ("Cancelled: the lattice shows the answer " + (
+                f"to k = {shown.k}, MaxSup = {shown.max_sup}" if shown is not None else "of no question yet")
+                + "; change the question to search again.")
+            return
+        super().cancel_profile()
 
     def criteria(self) -> tuple:
         """The risk-based privacy models asked for, parsed from text specs as the command line's."""
@@ -169,6 +269,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         built). An export would otherwise write a release without them."""
         if self.model_running:
             return "the privacy model's or k-map's profile is still being built"
+        if self.searching:
+            return "the pruned search is still answering the question"
         missing = []
         if self.model_specs() and not self.applied_models:
             missing.append("the privacy models")
@@ -188,12 +290,18 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
     def _apply_models(self) -> None:
+        if self.large:  # the privacy models read the whole-lattice profile (the sidebar hides them)
+            return
         self._apply_model_specs()
 
     @param.depends("k", "max_sup", "policy", "weights", "max_risk", "risk_threshold", "max_at_risk",
                    "max_uniqueness", "sampling_fraction", watch=True)
     def _answer(self) -> None:
-        if self.profile is None or self._loading:
+        if self._loading:
+            return
+        if self.large:
+            return self._ask_pruned()
+        if self.profile is None:
             return
         self._with_quality()
         answer, preferred, message = self._compute(self.profile, self.k, self.max_sup, self.weights)
@@ -223,13 +331,13 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     # --- derived ---------------------------------------------------------------------------------
     @property
     def lattice(self):
-        return self.profile.lattice
+        return self.profile.lattice if self.profile is not None else self._lattice  # the pruned search's: no profile
 
     def status(self) -> np.ndarray:
         """Per node: an index into STATUS (0 fails, 1 satisfies, 2 k-minimal, 3 preferred, 4 fails a model)."""
         a = self.answer
         s = a.satisfying.astype(np.int8) + a.minimal.astype(np.int8)
-        if (self.profile is not self.plain_profile or a.criteria) and self.plain_profile is not None:
+        if not self.large and (self.profile is not self.plain_profile or a.criteria) and self.plain_profile is not None:
             plain = self.plain_profile.stats(self.k).suppressed <= self.max_sup
             s[plain & ~a.satisfying] = 4  # k-anonymity alone would do: a privacy model fails (or a risk one)
         if self.preferred is not None:
@@ -272,6 +380,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         and records above ``risk_threshold``; and, when a population-uniques limit is set, the estimated
         share of population uniques for ``sampling_fraction`` (Dankar's rule; None without an estimate).
         No journalist figure: only a population table gives class sizes in the population."""
+        if self.large:  # from the node's classes (the risk limits are off on a large lattice)
+            return self.answer.risk(i, self.risk_threshold)
         figures = node_risk(self.profile, self.k, threshold=self.risk_threshold)
         out: dict[str, float | str | None] = {name: float(figures[name][i])
                                               for name in ("highest", "average", "records_at_risk")}
@@ -288,6 +398,11 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         """ARX's quality models at node i that this profile can give (Loss needs its share mass
         and no privacy model)."""
         out = {}
+        if self.large:  # no profile: the quality policy's score of the node (its search's), when chosen
+            name = self.policy
+            if name in QUALITY_MODELS and self.answer.pruned.search.quality == name:
+                out[name] = self.answer.pruned.search.scores.get(i)
+            return {n: v for n, v in out.items() if v is not None}
         for name, model in QUALITY_MODELS.items():
             try:
                 out[name] = float(model.score(self.profile, self.k)[i])
@@ -297,7 +412,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     def class_sizes(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class size, number of classes of that size, released: size >= k) at node i."""
-        sizes, counts = self.profile.histogram(self.lattice.node(i))
+        sizes, counts = (self.answer.class_sizes(i) if self.large else self.profile.histogram(self.lattice.node(i)))
         return sizes, counts, sizes >= self.k
 
     def suppressed_rows(self, table: GeneralizedTable, limit: int) -> pd.DataFrame:
@@ -306,7 +421,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         return self.dataset.table.loc[table.suppressed_rows[:limit], columns]
 
     def k_minimal_vectors(self) -> list[list[int]]:
-        return [list(n.vector) for n in self.answer.k_minimal_nodes()]
+        return self.lattice.grid[self.answer.k_minimal_indices].tolist()
 
     def find_vector(self) -> FindVectorResult:
         return self.answer.find_vector()

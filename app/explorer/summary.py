@@ -24,7 +24,7 @@ def summary_text(e: Explorer) -> str:
     """Markdown for the page, with stable element ids the browser tests read:
     #k, #max-sup, #n-kmin, #kmin (space-separated vectors), #preferred (a vector) and #models (k-map: 'K-map')."""
     if e.answer is None:
-        return "No data loaded."
+        return f"Searching the lattice of {e.lattice.size:,} nodes…" if e.large else "No data loaded."
     kmin = e.k_minimal_vectors()
     hierarchies = e.dataset.hierarchies
     if e.preferred is None:
@@ -37,13 +37,13 @@ def summary_text(e: Explorer) -> str:
         population = e.applied_k_map.population
         models = (f" · models: <span id='models'>{e.applied_k_map.describe()}</span> against the population "
                   f"{shown(e.population_name)} ({population.n_rows:,} rows)")
-    elif e.profile.models:
+    elif e.profile is not None and e.profile.models:
         described = ", ".join(m.describe() for m in e.profile.models)
         models = f" · models: <span id='models'>{shown(described)}</span> on {shown(e.sensitive_attribute)}"
     head = (
         f"**k = <span id='k'>{e.k}</span>, MaxSup = <span id='max-sup'>{e.max_sup}</span> rows** "
         f"({e.max_sup / e.dataset.n_rows:.2%}) · {int(e.answer.satisfying.sum()):,} of {e.lattice.size:,} nodes "
-        f"satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal · preferred ({e.policy}): {pref}{models}"
+        f"satisfy · <span id='n-kmin'>{len(kmin)}</span> k-minimal · preferred (<span id='policy'>{e.policy}</span>): {pref}{models}"
     )
     return head + "\n\n" + kmin_details(kmin, hierarchies) + (f"\n\n⚠ {shown(e.message)}" if e.message else "")
 

@@ -61,6 +61,7 @@ class Tab:
     details: bool = False  # show the selected node's details under the view
     warm: Callable[[], object] | None = None  # figures shared by every session, computed once per process
     lazy: bool = False  # built when first shown: building it costs the first page time (a tab with warm is lazy)
+    large: bool = False  # works on a lattice answered by the pruned search (explorer.large), or on its own data
 
     @property
     def built_when_shown(self) -> bool:
@@ -80,7 +81,8 @@ def data_shows(e: Explorer, _state) -> str:
 
 def lattice_shows(e: Explorer, _state) -> str:
     a = e.answer
-    return (f"{e.lattice.size:,} nodes, {int(a.satisfying.sum()):,} satisfy k = {e.k} within MaxSup = "
+    searched = f" (pruned search: {a.nodes_evaluated:,} nodes evaluated)" if e.large else ""
+    return (f"{e.lattice.size:,} nodes{searched}, {int(a.satisfying.sum()):,} satisfy k = {e.k} within MaxSup = "
             f"{e.max_sup:,}, {int(a.minimal.sum()):,} k-minimal, preferred {_preferred(e)}.")
 
 
@@ -114,14 +116,14 @@ OWN_SETTINGS = "nothing from the steps: its own sample and its own k, below (the
 TABS: tuple[Tab, ...] = (
     Tab("data", "1 Data", lambda c: DataState(explorer=c.explorer, sample=c.sample), DataView,
         needs="a bundled sample, or your CSV with roles and a hierarchy per quasi-identifier.", shows=data_shows,
-        lazy=True),
+        lazy=True, large=True),
     Tab("lattice", "3 Explore: Lattice", lambda c: LatticeState(explorer=c.explorer), LatticeView,
-        needs=EXPLORE_NEEDS, shows=lattice_shows, sidebar=(QUESTION, LATTICE_VIEW), details=True),
+        needs=EXPLORE_NEEDS, shows=lattice_shows, sidebar=(QUESTION, LATTICE_VIEW), details=True, large=True),
     Tab("tradeoff", "3 Explore: Trade-off", lambda c: TradeoffState(explorer=c.explorer), TradeoffView,
         needs=EXPLORE_NEEDS, shows=tradeoff_shows, sidebar=(QUESTION,), details=True),
     Tab("export", "4 Decide: Export", lambda c: ExportState(explorer=c.explorer), ExportView,
         needs="a node: the one tapped in step 3, else the policy's preferred one.", shows=decide_shows,
-        sidebar=(QUESTION,), details=True),
+        sidebar=(QUESTION,), details=True, large=True),
     Tab("compare", "Compare", lambda c: CompareState(explorer=c.explorer), CompareView,
         needs="nodes pinned here: the one tapped in step 3, else the preferred one; two or three side by side.",
         shows=lambda e, state: state.describe(), sidebar=(QUESTION,), lazy=True),
@@ -129,9 +131,9 @@ TABS: tuple[Tab, ...] = (
         needs="the loaded table and the question (on the left).", shows=teaching_shows, sidebar=(QUESTION,),
         lazy=True),
     Tab("microaggregation", "Microaggregation", lambda c: MicroaggregationState(), MicroaggregationView,
-        needs=OWN_SETTINGS, warm=lambda: curves("census")),
+        needs=OWN_SETTINGS, warm=lambda: curves("census"), large=True),
     Tab("dp", "Differential privacy", lambda c: DifferentialPrivacyState(), DifferentialPrivacyView,
-        needs="nothing from the steps: its own ε and data, below.", warm=release_curves),
-    Tab("sequences", "Sequences", lambda c: SequencesState(), SequencesView, needs=OWN_SETTINGS, warm=attack_curves),
+        needs="nothing from the steps: its own ε and data, below.", warm=release_curves, large=True),
+    Tab("sequences", "Sequences", lambda c: SequencesState(), SequencesView, needs=OWN_SETTINGS, warm=attack_curves, large=True),
 )
 OPENING_TAB = "lattice"  # a sample or the command line's table is loaded already: the page opens on exploring it

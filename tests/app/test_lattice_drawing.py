@@ -266,3 +266,16 @@ def test_hover_has_the_failing_models_row_only_while_models_are_applied():
     assert e.applied_models and "failing privacy models" in rows()
     models = shown(view)[1].set_index("vector")["models"]
     assert "distinct 2-diversity: 3 rows" in models["[0]"] and models["[1]"] == "none"
+
+
+def test_edges_among_the_drawn_nodes_are_the_same_from_their_successors(monkeypatch):
+    """A large lattice's drawn edges come from the drawn nodes' successors, not a scan of every edge."""
+    from microrelease.app.tabs.lattice import graph as drawing
+    from microrelease.core.lattice.distance_vectors import Lattice
+
+    lattice = Lattice((4, 3, 2, 2, 3, 1, 2, 2))
+    ids = np.sort(np.random.default_rng(1).choice(lattice.size, 300, replace=False))
+    scanned = set(zip(*(side.tolist() for side in drawing.edges_among(lattice, ids)), strict=True))
+    monkeypatch.setattr(drawing, "EDGE_SCAN", 0)
+    stepped = set(zip(*(side.tolist() for side in drawing.edges_among(lattice, ids)), strict=True))
+    assert stepped == scanned and scanned

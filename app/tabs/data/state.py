@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import param
 
+from microrelease.app.explorer.large import large_lattice
 from microrelease.app.explorer.state import Explorer
 from microrelease.core import Dataset, Hierarchy, build_profile, dates, intervals, masking, read_arx, taxonomy
 from microrelease.core.data.dataset import detect_separator, read_table
@@ -236,7 +237,9 @@ class DataState(param.Parameterized):
 
         def work() -> None:
             try:
-                profile = build_profile(dataset, progress=report if hand_back else None, should_stop=stop.is_set)
+                # a lattice too large for the profile: the Explorer answers it by the pruned search instead
+                profile = None if large_lattice(dataset) else build_profile(
+                    dataset, progress=report if hand_back else None, should_stop=stop.is_set)
                 outcome = {"dataset": dataset, "profile": profile}
             except Cancelled:
                 outcome = {"cancelled": True}

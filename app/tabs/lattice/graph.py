@@ -24,6 +24,7 @@ from microrelease.core import Lattice
 FOCUS_LIMIT = 300  # lattices up to this size are drawn whole by default
 DRAW_CAP = 500  # the focused view never draws more nodes than this
 PATHS_LIMIT = 2500  # path edges need an n x n comparison: only for drawings up to this size
+EDGE_SCAN = 50_000  # up to this many nodes the drawn edges are picked from every edge; above, from the drawn nodes
 
 
 def neighbours(lattice: Lattice, ids: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -78,6 +79,24 @@ def path_edges(lattice: Lattice, ids: np.ndarray, ends: Iterable[int]) -> np.nda
     return ids[pairs]
 
 
+def edges_among(lattice: Lattice, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(source, target) of the direct generalization steps between the nodes ``ids``. On a large lattice
+    (the pruned search's: 2.9 million edges at 12 QIs) each drawn node's successors are computed instead
+    of scanning every edge (0.1 s of each answer)."""
+    if lattice.size <= EDGE_SCAN:
+        src, tgt = lattice.edges
+        keep = np.isin(src, ids) & np.isin(tgt, ids)
+        return src[keep], tgt[keep]
+    shape = np.array(lattice.shape, dtype=np.int64)
+    strides = np.append(shape[::-1].cumprod()[::-1][1:], 1)  # node numbers: the last QI varies fastest
+    grid = lattice.grid[ids].astype(np.int64)
+    pairs = [(ids[grid[:, a] < shape[a] - 1], ids[grid[:, a] < shape[a] - 1] + stride)
+             for a, stride in enumerate(strides.tolist())]
+    src, tgt = (np.concatenate(side) if pairs else np.zeros(0, dtype=np.int64) for side in zip(*pairs, strict=True))
+    keep = np.isin(tgt, ids)
+    return src[keep], tgt[keep]
+
+
 def drawn_graph(lattice: Lattice, ids: np.ndarray) -> nx.DiGraph:
     """The drawn part of the lattice as a networkx DiGraph with ``pos`` on every node and ``path`` on
     every edge: False for a direct generalization step; True for a path through nodes not drawn, from
@@ -87,9 +106,8 @@ def drawn_graph(lattice: Lattice, ids: np.ndarray) -> nx.DiGraph:
     graph = nx.DiGraph()
     for i, xi, yi, vector in zip(ids.tolist(), x.tolist(), y.tolist(), lattice.grid[ids].tolist(), strict=True):
         graph.add_node(i, pos=(xi, yi), vector=tuple(vector))
-    src, tgt = lattice.edges
-    keep = np.isin(src, ids) & np.isin(tgt, ids)
-    graph.add_edges_from(zip(src[keep].tolist(), tgt[keep].tolist(), strict=True), path=False)
+    src, tgt = edges_among(lattice, ids)
+    graph.add_edges_from(zip(src.tolist(), tgt.tolist(), strict=True), path=False)
     alone = [i for i in graph if graph.degree(i) == 0]
     if alone and len(ids) <= PATHS_LIMIT:
         graph.add_edges_from(path_edges(lattice, ids, alone).tolist(), path=True)

@@ -31,6 +31,8 @@ class LatticeState(param.Parameterized):
 
     def effective_view(self) -> str:
         e = self.explorer
+        if e.large:  # the pruned search's evaluated frontier: no view draws every node's figures there
+            return "evaluated"
         if e.view != "auto":
             return e.view
         return "full" if e.lattice.size <= graph.FOCUS_LIMIT else "focused"
@@ -60,7 +62,9 @@ class LatticeState(param.Parameterized):
     def _drawn_ids(self) -> np.ndarray:
         e = self.explorer
         mode = self.effective_view()
-        if mode == "full":
+        if mode == "evaluated":
+            ids = e.answer.drawn
+        elif mode == "full":
             ids = np.arange(e.lattice.size)
         elif mode == "sub-lattice":
             ids = graph.sublattice(e.lattice, e.fixed)

@@ -16,6 +16,7 @@ from bokeh.models import ColumnDataSource
 from panel.io.notebook import push_notebook
 
 from microrelease.app.explorer.details import figure_text
+from microrelease.app.explorer.large import DRAW_CAP
 from microrelease.app.explorer.state import STATUS
 from microrelease.app.style import STATUS_COLORS
 from microrelease.app.tabs.lattice import graph
@@ -36,7 +37,7 @@ HOVER = [("vector", "@vector"), ("levels", "@levels"), ("status", "@status"),
          *((label, f"@{{{name}_text}}") for name, label in FIGURES.items())]
 MODELS_HOVER = ("failing privacy models", "@models")  # only while privacy models are applied
 # The Explorer's parameters that change the drawing (nodes, colours, edges, rings, band) and the caption.
-DRAWN_BY = ["answer", "preferred", "selected", "view", "fixed", "expanded", "profile", "probe"]
+DRAWN_BY = ["answer", "preferred", "selected", "view", "fixed", "expanded", "profile", "probe", "large"]
 RINGS_ONLY = {"selected", "probe"}  # unless they change the drawn nodes, these move rings and the band only
 
 
@@ -187,10 +188,18 @@ class LatticeView(pn.viewable.Viewer):
             return ""
         s, e = self.state, self.state.explorer
         n = s.drawn_graph().number_of_nodes()
-        text = (f"Drawing <span id='n-drawn'>{n}</span> of {e.lattice.size} nodes "
-                f"(<span id='view-mode'>{s.effective_view()}</span> view). Colours: "
-                + ", ".join(f"<span style='color:{STATUS_COLORS[st]}'>●</span> {st}" for st in STATUS)
-                + ". Black ring: selected.")
+        if e.large:
+            text = (f"<span id='large-caption'>Showing <span id='n-drawn'>{n}</span> of {e.lattice.size:,} nodes: "
+                    "those the search evaluated</span> "
+                    f"(<span id='view-mode'>evaluated</span> view; the pruned search evaluated "
+                    f"<span id='n-evaluated'>{e.answer.nodes_evaluated:,}</span> and tagged the rest; at most "
+                    f"{DRAW_CAP} are drawn: the preferred node, k-minimal nodes, the failing nodes evaluated below "
+                    f"them, then others near their heights; the bars count every node). Colours: ")
+        else:
+            text = (f"Drawing <span id='n-drawn'>{n}</span> of {e.lattice.size} nodes "
+                    f"(<span id='view-mode'>{s.effective_view()}</span> view). Colours: ")
+        text += (", ".join(f"<span style='color:{STATUS_COLORS[st]}'>●</span> {st}" for st in STATUS)
+                 + ". Black ring: selected.")
         focus = s.focus()
         if focus is not None and focus.truncated:
             drawn = ", ".join(f"{focus.drawn[g]:,} of {focus.total[g]:,} {g}" for g in focus.total)
