@@ -144,41 +144,39 @@ class Latest:
 
 
 # --- compiled kernels ----------------------------------------------------------------------------
-def _ready(kernel, signatures: int) -> bool:
+def _ready(kernel, signatures: int, ndim: int | None = None) -> bool:
     """Whether numba ``kernel`` runs without compiling: ``signatures`` compiled in this process, or
-    found in numba's on-disk cache (fresh for the source). Reads numba's cache index (not public
-    API): anything unexpected answers False, and the caller takes the numpy path."""
-    if len(kernel.signatures) >= signatures:
+    found in numba's on-disk cache (fresh for the source); with ``ndim``, one whose second argument
+    (the classes' counts) has that many dimensions. Reads numba's cache index (not public API):
+    anything unexpected answers False, and the caller takes the numpy path."""
+    def fits(found) -> bool:
+        found = list(found)
+        if ndim is None:
+            return len(found) >= signatures
+        return any(getattr(sig[1], "ndim", None) == ndim for sig in found)
+
+    if fits(kernel.signatures):
         return True
     try:
-        return len(kernel._cache._cache_file._load_index()) >= signatures
+        return fits(key[0] for key in kernel._cache._cache_file._load_index())
     except Exception:  # another numba, no cache: compile as before
         return False
 
 
-def _kernels(family: str) -> list[tuple[object, int]]:
-    if family == "lattice":
-        from microrelease.core.lattice.rollup_kernels import inner_profile, roll
-
-        return [(inner_profile, 1), (roll, 1)]
-    if family == "models":  # ``roll`` once for row counts (the lattice) and once for vectors of counts
+def _kernels(family: str) -> list[tuple]:
+    """(kernel, signatures[, ndim of the counts]) the ``family`` runs. The profile kernel has two
+    signatures: 1-D row counts (k-anonymity) and 2-D columns (everything a class carries beside)."""
+    if family in ("lattice", "models", "quality", "k-map"):
         from microrelease.core.lattice.rollup_kernels import roll
-        from microrelease.core.models.rollup_kernels import inner_model_profile
+        from microrelease.core.lattice.walk_kernel import walk_profile
 
-        return [(inner_model_profile, 1), (roll, 2)]
+        if family == "lattice":
+            return [(walk_profile, 1, 1), (roll, 1)]
+        return [(walk_profile, 1, 2), (roll, 2)]
     if family == "mdav":
         from microrelease.core.micro.mdav_kernels import mdav
 
         return [(mdav, 1)]
-    if family == "quality":  # what the quality policies (Loss, entropy, KL) read, with and without models
-        from microrelease.core.lattice.quality_kernels import inner_quality
-        from microrelease.core.models.quality_kernels import inner_model_quality
-
-        return [(inner_quality, 1), (inner_model_quality, 1)]
-    if family == "k-map":  # the joint roll-up of sample and population, and its quality for one K
-        from microrelease.core.risk.k_map_kernels import inner_joint_profile, inner_k_map_quality
-
-        return [(inner_joint_profile, 1), (inner_k_map_quality, 1)]
     if family == "uniqueness":
         from microrelease.core.risk.histograms import node_totals, snb_classes, zayatz_sums
         from microrelease.core.risk.uniqueness_kernels import pitman_fit, snb_solve
@@ -190,7 +188,7 @@ def _kernels(family: str) -> list[tuple[object, int]]:
 def kernel_strategy(family: str) -> str:
     """``"numba"`` when the ``family`` of kernels ("lattice", "models", "mdav", "quality", "k-map", "uniqueness") runs without
     compiling, else ``"numpy"`` (the same results, without seconds of compiling first)."""
-    return "numba" if all(_ready(k, n) for k, n in _kernels(family)) else "numpy"
+    return "numba" if all(_ready(*kernel) for kernel in _kernels(family)) else "numpy"
 
 
 def compile_kernels() -> None:

@@ -241,12 +241,18 @@ def profile_frequency_set(
     if strategy == "direct":
         return _profile_direct(freq, hierarchies, lattice, progress, should_stop)
     if strategy == "numba":
-        from microrelease.core.lattice import rollup_kernels as kernels
+        from microrelease.core.lattice.rollup_kernels import roll_once
+        from microrelease.core.lattice.walk_kernel import WalkPlan
+
+        inner, with_start = WalkPlan().inner(), True
     else:
-        from microrelease.core.lattice import rollup_numpy as kernels
-    pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), kernels.inner_profile,
-                     kernels.roll_once, progress=progress, should_stop=should_stop, workers=workers,
-                     memory_budget=memory_budget)
+        from microrelease.core.lattice.rollup_numpy import inner_profile as inner
+        from microrelease.core.lattice.rollup_numpy import roll_once
+
+        with_start = False
+    pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), inner, roll_once,
+                     progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
+                     with_start=with_start)
     return assemble_profile(lattice, freq.n_rows, pieces, strategy)
 
 

@@ -1,6 +1,6 @@
-"""Compiled roll-up of the quality profile (:mod:`microrelease.core.lattice.quality`).
+"""The quality profile's compiled per-node figures (:mod:`microrelease.core.lattice.quality`).
 
-The walk of :mod:`~microrelease.core.lattice.rollup_kernels` visits every node with its classes. A
+The profile kernel (:mod:`~microrelease.core.lattice.walk_kernel`) visits every node with its classes. A
 class carries two counts: its rows c and Σ c_x² over the ground tuples x it holds (the KL divergence
 weighs each row by its tuple's frequency). At each node, :func:`add_node_quality` adds, per distinct size
 of the passing classes (beside the class-size histogram), what the quality models read:
@@ -19,18 +19,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.lattice.rollup_kernels import (
-    append_histogram,
-    classes,
-    finish_histograms,
-    histogram,
-    histogram_buffers,
-    lattice_size,
-    next_node,
-    node_id,
-    start_histograms,
-    start_walk,
-)
+from microrelease.core.lattice.rollup_kernels import lattice_size
 
 
 @nb.njit(cache=True, nogil=True)
@@ -132,44 +121,3 @@ def start_quality(heights, outer_levels, m, value_off):
     value_count = np.zeros(value_off[-1])
     n_nodes = lattice_size(heights)
     return levels, value_count, np.empty((16, m + 3)), np.zeros((n_nodes, 2))
-
-
-@nb.njit(cache=True, nogil=True)
-def inner_quality(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
-                  all_shifts, all_masks, share_flat, share_off, leaves_flat, value_off, xlog_table):
-    """As :func:`~microrelease.core.lattice.rollup_kernels.inner_profile`, plus the quality figures of
-    :func:`add_node_quality` (every class passes). ``base_counts``: rows and Σ c_x² per class (float, 2
-    columns). QIs [0, p) are walked, the others stay at ``outer_levels``; ``share_flat[share_off[a, level]
-    + code]`` is QI a's share at that level and ``leaves_flat`` (same layout) log2 of its ground values."""
-    walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
-    cnt_buf, nlen = classes(walk)
-    keys_buf, vec = walk[10], walk[6]
-    m = len(all_shifts)
-    buffers = histogram_buffers(len(base_keys))
-    out = start_histograms(lattice_size(heights))
-    levels, value_count, pair_q, node_q = start_quality(heights, outer_levels, m, value_off)
-    width = max(len(base_keys), 1)
-    sizes_now = np.empty(width, np.int64)
-    ok = np.ones(width, np.bool_)
-    used = 0
-    visited = 0
-    while True:
-        d = next_node(walk)
-        if d < 0:
-            break
-        n = nlen[d]
-        cnt = cnt_buf[d]
-        for i in range(n):
-            sizes_now[i] = np.int64(round(cnt[i, 0]))
-        sizes, freq = histogram(sizes_now, n, buffers)
-        for a in range(len(heights)):
-            levels[a] = vec[a]
-        if used + len(sizes) > len(pair_q):
-            pair_q = _grown(pair_q[:used], used + len(sizes), m + 3)
-        add_node_quality(keys_buf[d], cnt[:, 0], cnt[:, 1], n, ok, sizes, freq, levels, all_shifts, all_masks, share_flat,
-                     share_off, leaves_flat, value_count, value_off, xlog_table, pair_q, used, node_q, visited)
-        used += len(sizes)
-        visited += 1
-        out = append_histogram(out, node_id(walk), sizes, freq)
-    order, seg, sizes_out, counts_out = finish_histograms(out)
-    return order, seg, sizes_out, counts_out, pair_q[:used].copy(), node_q

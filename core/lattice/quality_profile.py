@@ -181,14 +181,11 @@ def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strat
     from microrelease.core.lattice.profile import assemble_profile, roll_up
 
     if strategy == "numba":
-        from microrelease.core.lattice.quality_kernels import inner_quality
         from microrelease.core.lattice.rollup_kernels import roll_once
+        from microrelease.core.lattice.walk_kernel import WalkPlan
 
-        tables = kernel_tables(hierarchies, freq.n_rows)
-
-        def inner(*args):
-            return inner_quality(*args, spec.shifts, spec.masks, *tables)
-
+        inner = WalkPlan(rows=0, squares=1, quality=kernel_tables(hierarchies, freq.n_rows), shifts=spec.shifts,
+                         masks=spec.masks).inner()
         counts = freq.counts.astype(float)
         pieces = roll_up(lattice, spec, spec.pack(freq.codes), np.column_stack((counts, counts ** 2)), inner,
                          roll_once, with_start=True, **walk)

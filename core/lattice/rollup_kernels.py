@@ -9,10 +9,11 @@ costs about 5× more).
 
 The depth-first walk is written once: :func:`start_walk` sets it up, :func:`next_node` moves it to
 the next node and rolls that node's classes up from its parent's, :func:`append_histogram`
-collects each node's class-size histogram. A kernel is the loop ``while next_node(walk) >= 0`` with
-its own per-node work (:func:`inner_profile` for k-anonymity). The walk is not a function taking
-the per-node work as an argument because numba cannot cache such a function (nor a closure over
-one): it would be compiled anew in every process (numba issue #6264).
+collects each node's class-size histogram. The one profile kernel,
+:func:`~microrelease.core.lattice.walk_kernel.walk_profile`, is the loop ``while next_node(walk) >= 0``
+with the per-node work its plan declares. The per-node work is chosen by the plan's values, not passed
+as a function, because numba cannot cache a function taking another (nor a closure over one): it
+would be compiled anew in every process (numba issue #6264).
 """
 
 from __future__ import annotations
@@ -272,22 +273,3 @@ def finish_histograms(out):
     order, seg, out_sizes, out_counts, visited = out
     total = seg[visited[0]]
     return order, seg, out_sizes[:total].copy(), out_counts[:total].copy()
-
-
-@nb.njit(cache=True, nogil=True)
-def inner_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off):
-    """Class-size histograms of every node of the sub-lattice over the QIs in ``heights``.
-
-    Returns (local node ids in visit order, segment offsets, sizes, counts); see :func:`start_walk`.
-    """
-    walk = start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off)
-    cnt_buf, nlen = classes(walk)
-    buffers = histogram_buffers(len(base_keys))
-    out = start_histograms(lattice_size(heights))
-    while True:
-        d = next_node(walk)
-        if d < 0:
-            break
-        sizes, freq = histogram(cnt_buf[d], nlen[d], buffers)
-        out = append_histogram(out, node_id(walk), sizes, freq)
-    return finish_histograms(out)

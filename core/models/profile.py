@@ -80,27 +80,21 @@ def build_model_profile(
             strategy = "numpy"  # a model with no compiled branch: the numpy walk runs its own check
     if strategy != "numpy" and spec is not None:
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba loads on first use
-        from microrelease.core.models.rollup_kernels import KERNEL_KINDS, inner_model_profile
+        from microrelease.core.lattice.walk_kernel import WalkPlan
+        from microrelease.core.models.rollup_kernels import KERNEL_KINDS
 
-        code = _kernel_arrays(models, KERNEL_KINDS)
+        checks = (table / table.sum(), *kernel_arrays(models, KERNEL_KINDS))
+        width = counts.shape[1]
+        plan = WalkPlan(rows=None, values=(0, width), checks=checks)
         if quality:
             from microrelease.core.lattice.quality_profile import kernel_tables
-            from microrelease.core.models.quality_kernels import inner_model_quality
 
-            tables = kernel_tables(dataset.hierarchies, dataset.n_rows)
-
-            def inner(*walk):
-                return inner_model_quality(*walk, table / table.sum(), *code, spec.shifts, spec.masks, *tables)
-
-            rows = counts.sum(axis=1)
-            counts = np.column_stack((counts, rows ** 2))
-        else:
-            def inner(*walk):
-                return inner_model_profile(*walk, table / table.sum(), *code)
-
-        pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts), inner, roll_once,
-                         progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
-                         with_start=quality)
+            plan = dataclasses.replace(plan, squares=width, quality=kernel_tables(dataset.hierarchies, dataset.n_rows),
+                                       shifts=spec.shifts, masks=spec.masks)
+            counts = np.column_stack((counts, counts.sum(axis=1) ** 2))
+        pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts, dtype=float), plan.inner(),
+                         roll_once, progress=progress, should_stop=should_stop, workers=workers,
+                         memory_budget=memory_budget, with_start=True)
         name = "sensitive roll-up (numba)"
     else:
         pieces = model_profile(lattice, dataset.hierarchies, codes, counts, table, models, progress, should_stop)
@@ -149,7 +143,7 @@ def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, mod
     return np.concatenate(pairs), np.array(failing)
 
 
-def _kernel_arrays(models: Sequence[PrivacyModel], known_kinds: Collection[int]) -> tuple:
+def kernel_arrays(models: Sequence[PrivacyModel], known_kinds: Collection[int]) -> tuple:
     """The models as the compiled kernel takes them: kind codes, l, c and t values, and the
     sensitive hierarchy of the (first) model with a hierarchical ground, if any. A kind code not
     in ``known_kinds`` (the kernel's branches) is refused here, before the kernel runs."""

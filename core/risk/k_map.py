@@ -266,16 +266,13 @@ def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile
     freq, hierarchies = sample.frequency, tuple(sample.hierarchies)
     if joint.strategy == "numba":
         from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.risk.k_map_kernels import inner_k_map_quality
+        from microrelease.core.lattice.walk_kernel import WalkPlan
 
         spec = key_spec(population.hierarchies)
         codes, counts = _joined(population, sample)
-        tables = kernel_tables(hierarchies, freq.n_rows)
-
-        def inner(*walk):
-            return inner_k_map_quality(*walk, float(k_map), spec.shifts, spec.masks, *tables)
-
-        pieces = roll_up(joint.lattice, spec, spec.pack(codes), counts.astype(float), inner, roll_once,
+        plan = WalkPlan(rows=0, population=1, k_map=float(k_map), squares=2,
+                        quality=kernel_tables(hierarchies, freq.n_rows), shifts=spec.shifts, masks=spec.masks)
+        pieces = roll_up(joint.lattice, spec, spec.pack(codes), counts.astype(float), plan.inner(), roll_once,
                          with_start=True)
     else:
         tables = node_tables(hierarchies)
@@ -317,17 +314,20 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
     base = np.int64(population.n_rows + 1)
     if strategy == "numba":
         from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.risk.k_map_kernels import inner_joint_profile as kernel
+        from microrelease.core.lattice.walk_kernel import WalkPlan
+
+        inner, counts = WalkPlan(rows=0, population=1, pack=int(base)).inner(), counts.astype(float)
     else:
         from microrelease.core.lattice.rollup_numpy import roll_once
-        from microrelease.core.risk.k_map_kernels import inner_joint_numpy as kernel
+        from microrelease.core.risk.k_map_numpy import inner_joint_numpy
 
-    def inner(*walk):
-        return kernel(*walk, base)
+        def inner(*walk):
+            return inner_joint_numpy(*walk, base)
 
     lattice = sample.lattice
     pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts), inner, roll_once,
-                     progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget)
+                     progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
+                     with_start=strategy == "numba")
     packed = assemble_profile(lattice, sample.n_rows, pieces, strategy)
     f, big_f = np.divmod(packed.sizes, base)
     return KMapProfile(lattice, sample.n_rows, population, packed.offsets, f, big_f, packed.counts, strategy, sample)
