@@ -4,7 +4,8 @@ Which search answers is the core's rule (:func:`microrelease.core.search.strateg
 questions): on a lattice over its profile threshold the Explorer answers every (k, MaxSup, policy)
 question with :func:`~microrelease.core.search.search_pruned`, reusing one warm
 :class:`~microrelease.core.search.NodeEvaluator` per loaded table (its cache of class snapshots makes
-the later questions fast). :class:`LargeAnswer` gives the views what they read of a profile's
+the later questions fast) and one :class:`~microrelease.core.search.SearchMemory` (what earlier
+questions decided tags a new search's nodes: a k change evaluates only the nodes left open). :class:`LargeAnswer` gives the views what they read of a profile's
 :class:`~microrelease.core.lattice.search.Answer`: every node's tag (satisfies or not: the whole lattice
 is tagged, k-anonymity being monotone), the k-minimal set, Find_vector, and the figures of the nodes
 asked for, read from the search's evaluated nodes or rolled up on demand.
@@ -28,7 +29,7 @@ from microrelease.core.lattice.policies import check_policy
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.search import FindVectorResult, NodeResult
 from microrelease.core.risk.reidentification import table_risk
-from microrelease.core.search import NodeEvaluator, PrunedAnswer, search_pruned
+from microrelease.core.search import NodeEvaluator, PrunedAnswer, SearchMemory, search_pruned
 from microrelease.core.search.strategy import choose
 from microrelease.core.search.tags import SAT
 
@@ -53,6 +54,7 @@ class Searcher:
         self.dataset = dataset
         self.lattice = dataset.lattice  # one for every answer: its grid and edges are computed once (MBs at 12 QIs)
         self.evaluator = NodeEvaluator(dataset)
+        self.memory = SearchMemory(self.evaluator.heights)
         self.lock = threading.RLock()
         self._answers: OrderedDict = OrderedDict()
 
@@ -76,8 +78,8 @@ class Searcher:
             if reuse is not None:
                 large = reuse
             else:
-                pruned = search_pruned(self.dataset, k, max_sup, policy, evaluator=self.evaluator, progress=progress,
-                                       should_stop=should_stop)
+                pruned = search_pruned(self.dataset, k, max_sup, policy, evaluator=self.evaluator, memory=self.memory,
+                                       progress=progress, should_stop=should_stop)
                 large = LargeAnswer(pruned, self.lock, self.lattice)
             try:
                 preferred = large.lattice.index(large.pruned.preferred(policy, weights or None).vector)
@@ -142,8 +144,8 @@ class LargeAnswer:
         return self.pruned.nodes_evaluated
 
     def evaluated(self) -> np.ndarray:
-        """Node numbers the search rolled up whole (their figures are known), ascending."""
-        return np.array(sorted(i for i, f in self.pruned.search.figures.items() if f.complete), dtype=np.int64)
+        """Node numbers the search rolled up whole or the memory knows whole (their figures are known), ascending."""
+        return self.pruned.search.known_indices()
 
     def prepare(self, preferred: int | None) -> None:
         """Choose the drawn nodes and compute their figures (on the search's thread, so that the page
@@ -162,11 +164,11 @@ class LargeAnswer:
         if not ids:
             return
         search = self.pruned.search
-        known = {i: search.figures.get(i) for i in ids}
-        if any(f is None or not f.complete for f in known.values()):
+        known = {i: search.known(i) for i in ids}
+        if any(f is None for f in known.values()):
             with self.lock:  # a roll-up: the evaluator is the search's
                 for i, f in known.items():
-                    if f is None or not f.complete:
+                    if f is None:
                         known[i] = search.evaluator.figures(search.vector(i), self.k)
         figures = [known[i] for i in ids]
         stats = ClassStats(self.k, *(np.array([getattr(f, name) for f in figures], dtype=np.int64) for name in STATS))

@@ -11,6 +11,7 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -54,6 +55,9 @@ from microrelease.core.risk.uniqueness import uniqueness_by_node
 STATUS = ("fails", "satisfies", "k-minimal", "preferred", "fails privacy model")
 VIEW_MODES = ("auto", "focused", "full", "sub-lattice")
 SEARCH_STEP = 0.1  # the pruned search's progress bar moves in steps of this share
+# A served page's search is flagged (the progress bar and Cancel shown) once it has run this long: showing
+# and hiding them lays the whole page out again in the browser, twice the time of a short search itself
+SHOW_AFTER = 0.4  # seconds
 class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     """A dataset's lattice, the (k, MaxSup, policy) question, and the answer from the profile."""
 
@@ -208,11 +212,14 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             return self._finish_search(known)
         reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
 
+        served, started = self.hand_back is not None, time.monotonic()
+
         def work(report, should_stop):
             shown_at = [0.0]
 
             def coarse(fraction: float) -> None:  # each step shown is a message to the page: a second's search
-                if fraction - shown_at[0] >= SEARCH_STEP:  # takes 10, not 100
+                if fraction - shown_at[0] >= SEARCH_STEP and (  # takes 10, not 100
+                        not served or time.monotonic() - started >= SHOW_AFTER):
                     shown_at[0] = fraction
                     report(fraction)
 
@@ -225,8 +232,10 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         if reuse is not None:  # the same tags: no search, no worker
             self._search.stop()
             return self._finish_search(work(lambda _: None, lambda: False))
-        self.param.update(searching=True, search_progress=0.0)
-        self._search.start(work, self._finish_search, lambda f: setattr(self, "search_progress", f), self.hand_back)
+        if not served:
+            self.param.update(searching=True, search_progress=0.0)
+        self._search.start(work, self._finish_search, lambda f: self.param.update(searching=True, search_progress=f),
+                           self.hand_back)
 
     def _finish_search(self, outcome) -> None:
         self.param.update(searching=False, search_progress=1.0)

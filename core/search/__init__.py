@@ -4,6 +4,7 @@ binary search along paths with predictive tagging, and branch-and-bound for ARX'
 from microrelease.core.search.answer import PrunedAnswer, supports
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 from microrelease.core.search.flash import PrunedSearch
+from microrelease.core.search.memory import SearchMemory
 from microrelease.core.search.run import search_pruned
 
-__all__ = ["NodeEvaluator", "NodeFigures", "PrunedAnswer", "PrunedSearch", "search_pruned", "supports"]
+__all__ = ["NodeEvaluator", "NodeFigures", "PrunedAnswer", "PrunedSearch", "SearchMemory", "search_pruned", "supports"]

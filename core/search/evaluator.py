@@ -216,14 +216,15 @@ class NodeEvaluator:
         self._free.extend(range(2 * n - 1, n - 1, -1))
 
     # --- figures ---------------------------------------------------------------------------------
-    def figures(self, node, k: int, *, give_up: int = -1, quality_within: int | None = None) -> NodeFigures:
+    def figures(self, node, k: int, *, give_up: int = -1, quality_within: int | None = None,
+                classes: tuple | None = None) -> NodeFigures:
         """``node``'s figures for k; with ``quality_within`` (a MaxSup), also the quality figures when
         at most that many rows are suppressed. ``give_up``: as for :meth:`classes` (figures of a roll-up
         that gave up are those of part of the classes: ``complete`` is False, and more than ``give_up``
-        rows suppressed is all they tell)."""
+        rows suppressed is all they tell). ``classes``: what :meth:`classes` gave for them, if known."""
         from microrelease.core.search.evaluator_kernels import class_figures, suppressed_quality
 
-        keys, counts, complete = self.classes(node, k, give_up)
+        keys, counts, complete = classes if classes is not None else self.classes(node, k, give_up)
         suppressed, distinct, smallest, released_sq, all_sq = class_figures(counts, k)
         mass = entropy = None
         if quality_within is not None and complete and suppressed <= quality_within:

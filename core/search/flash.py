@@ -36,6 +36,7 @@ from microrelease.core.exceptions import Cancelled
 from microrelease.core.search.bounds import BOUNDED, QualityConstants
 from microrelease.core.search.criteria_figures import CriteriaFigures
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
+from microrelease.core.search.memory import Histogram, SearchMemory
 from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
 
 MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this of the best may tie
@@ -52,7 +53,7 @@ class PrunedSearch:
     def __init__(self, evaluator: NodeEvaluator, k: int, max_sup: int, *, quality: str | None = None,
                  constants: QualityConstants | None = None, progress: Callable[[float], None] | None = None,
                  should_stop: Callable[[], bool] | None = None, time_limit: float | None = None,
-                 criteria: Criteria | None = None) -> None:
+                 criteria: Criteria | None = None, memory: SearchMemory | None = None) -> None:
         self.evaluator, self.k, self.max_sup, self.quality = evaluator, int(k), int(max_sup), quality
         # criteria beside k: their figures, and whether tags may spread (each criterion declares it)
         self.criteria = criteria
@@ -86,6 +87,20 @@ class PrunedSearch:
             self.bounds = constants.lower_bound(quality, self.shape)
         else:  # the path heuristic only: precision's bound, the mean of d_i / h_i
             self.bounds = _plain(self.heights).lower_bound("precision", self.shape)
+        # what earlier searches learnt (k-anonymity alone: criteria beside k change a node's figures)
+        self.memory = memory if self.under is None else None
+        self.seeded: dict[int, Histogram] = {}  # nodes whose figures the memory gives, not yet evaluated
+        if self.memory is not None:
+            self._seed()
+
+    def _seed(self) -> None:
+        """Tag the nodes the memory decides at (k, MaxSup), and the boxes they decide (monotone: k alone)."""
+        self.memory.check(self.heights)
+        sat, unsat = self.memory.decided(self.k, self.max_sup)
+        self.seeded = {i: self.memory.histograms[i] for i in (*sat, *unsat) if i in self.memory.histograms}
+        for group, flag, up in ((sat, SAT, True), (unsat, UNSAT, False)):
+            for i in group:
+                tag_box(self.status, i, self.vector(i), self.heights, self.strides, flag, up)
 
     # --- nodes -----------------------------------------------------------------------------------
     def vector(self, index: int) -> np.ndarray:
@@ -102,9 +117,11 @@ class PrunedSearch:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise _TimeUp
         vec = self.vector(index)
-        if self.under is None:
-            f = self.evaluator.figures(vec, self.k, give_up=self.max_sup,
-                                       quality_within=self.max_sup if self.quality else None)
+        if index in self.seeded:  # decided by an earlier search's figures (no quality figures: scored anew)
+            f = self.seeded.pop(index).figures(self.k)
+            k_part = sat = f.suppressed <= self.max_sup
+        elif self.under is None:
+            f = self._k_figures(index, vec, self.max_sup, self.max_sup if self.quality else None)
             k_part = sat = f.suppressed <= self.max_sup
         else:
             from microrelease.core.search.evaluator_kernels import class_figures  # compiled: loaded when used
@@ -125,6 +142,28 @@ class PrunedSearch:
         if sat and self.quality is not None:
             self.score(index)
         return f
+
+    def _k_figures(self, index: int, vec: np.ndarray, give_up: int, quality_within: int | None) -> NodeFigures:
+        """k-anonymity's figures of one node, what they tell kept in the memory."""
+        classes = self.evaluator.classes(vec, self.k, give_up)
+        if self.memory is not None:
+            if classes[2]:
+                self.memory.learn(index, classes[1])
+            else:
+                self.memory.learn_failed(index, self.k, give_up)
+        return self.evaluator.figures(vec, self.k, quality_within=quality_within, classes=classes)
+
+    def known(self, index: int) -> NodeFigures | None:
+        """Node ``index``'s figures from all its classes if this search or the memory has them."""
+        f = self.figures.get(index)
+        if f is not None and f.complete:
+            return f
+        h = self.seeded.get(index)
+        return None if h is None else h.figures(self.k)
+
+    def known_indices(self) -> np.ndarray:
+        """Node numbers whose figures :meth:`known` gives, ascending."""
+        return np.array(sorted({*(i for i, f in self.figures.items() if f.complete), *self.seeded}), dtype=np.int64)
 
     def score(self, index: int) -> float:
         """The quality model's score of a satisfying node (kept in ``scores``; ``best`` follows)."""
@@ -154,7 +193,7 @@ class PrunedSearch:
         the quality figures when ``quality``."""
         vec = self.vector(int(index))
         if self.under is None:
-            return self.evaluator.figures(vec, self.k, quality_within=self.max_sup if quality else None)
+            return self._k_figures(int(index), vec, -1, self.max_sup if quality else None)
         keys, counts, _ = self.evaluator.classes(vec, self.k)
         return self.under.figures(vec, keys, counts, self.k, quality=quality)
 
@@ -284,8 +323,10 @@ class PrunedSearch:
         """Node numbers of the k-minimal set (every node tagged), ascending: satisfying evaluated nodes
         whose direct predecessors all fail (a minimal node has no satisfying node below to tag it); when
         a criterion is not monotone here, whose every node below fails."""
-        candidates = np.array(sorted(i for i, f in self.figures.items()
-                                     if f.suppressed <= self.max_sup and f.holds), dtype=np.int64)
+        # a minimal node's own figures tagged it (any other tag comes from a satisfying node below)
+        candidates = np.array(sorted([*(i for i, f in self.figures.items() if f.suppressed <= self.max_sup and f.holds),
+                                      *(i for i, h in self.seeded.items() if h.suppressed(self.k) <= self.max_sup)]),
+                              dtype=np.int64)
         if not self.monotone:
             return candidates[~self._satisfying_below()[candidates]]
         keep = np.ones(len(candidates), dtype=bool)

@@ -12,13 +12,14 @@ from microrelease.core.search.answer import PrunedAnswer, supports
 from microrelease.core.search.bounds import AT_MINIMAL, BOUNDED, QualityConstants
 from microrelease.core.search.evaluator import CACHE_BUDGET, NodeEvaluator
 from microrelease.core.search.flash import PrunedSearch
+from microrelease.core.search.memory import SearchMemory
 from microrelease.core.validation import check_k, parse_max_sup
 
 
 def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str, policy: str = "min-relative", *,
                   evaluator: NodeEvaluator | None = None, progress: Callable[[float], None] | None = None,
                   should_stop: Callable[[], bool] | None = None, time_limit: float | None = None,
-                  cache_budget: int = CACHE_BUDGET) -> PrunedAnswer:
+                  cache_budget: int = CACHE_BUDGET, memory: SearchMemory | None = None) -> PrunedAnswer:
     """Answer (k, MaxSup) for k-anonymity with minimal required suppression without the whole-lattice
     profile. A quality ``policy`` is searched for at once (its optimum over every satisfying node); the
     k-minimal set and Find_vector are tagged when first asked for.
@@ -27,6 +28,10 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
         criteria of the registry: the l-diversities, t-closeness, k-map, the risk limits).
 
     evaluator : a :class:`NodeEvaluator` of ``source`` to reuse (its cache stays warm across questions).
+    memory : a :class:`~microrelease.core.search.memory.SearchMemory` of ``source``'s lattice, shared by
+        the questions asked of one evaluator: what earlier searches learnt of k-anonymity tags this
+        search's nodes before it evaluates any (a k change evaluates only the nodes left open), and what
+        this one learns is added.
     time_limit : seconds (counted once the kernels are loaded) after which the search of a quality policy
         with a lower bound stops with the best node found so far (``timed_out``, ``lower_bound``); the
         k-minimal set and Find_vector, when asked for, are still exact (they are not timed).
@@ -48,7 +53,8 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
     evaluator = evaluator or NodeEvaluator(source, cache_budget=cache_budget)
     constants = QualityConstants.of(source)
     search = PrunedSearch(evaluator, k, max_sup, quality=policy if chosen.quality else None, constants=constants,
-                          progress=progress, should_stop=should_stop, time_limit=time_limit, criteria=criteria)
+                          progress=progress, should_stop=should_stop, time_limit=time_limit, criteria=criteria,
+                          memory=memory)
     if policy in AT_MINIMAL:
         search.classify_all()
         for index in search.minimal():

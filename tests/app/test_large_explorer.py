@@ -82,7 +82,10 @@ def test_a_search_can_be_cancelled_and_the_shown_answer_stays(wide):
     e._search.start = lambda *args: started.append(args)  # held before it runs: cancelled while "running"
     e.param.update(searching=False)
     e.k = 7
-    assert e.searching and started
+    assert started and not e.searching  # served: flagged (progress and Cancel shown) once it has run a while
+    _work, _finish, progress, _hand_back = started[0]
+    progress(0.3)  # its first progress report, after SHOW_AFTER
+    assert e.searching and e.search_progress == 0.3
     e.cancel_profile()
     assert not e.searching and e.answer is shown
     assert "Cancelled" in e.message and "k = 5" in e.message
