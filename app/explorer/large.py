@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from microrelease.core import Dataset
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.metrics import METRICS, node_metrics
 from microrelease.core.lattice.policies import check_policy
@@ -58,44 +59,46 @@ class Searcher:
         self.lock = threading.RLock()
         self._answers: OrderedDict = OrderedDict()
 
-    def known(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float]):
+    def known(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float], criteria: Criteria | None = None):
         """The kept (answer, preferred, message) of this question, or None."""
-        key = (k, max_sup, policy, tuple(sorted(weights.items())))
+        key = (k, max_sup, policy, tuple(sorted(weights.items())), criteria_key(criteria))
         with self.lock:
             if key in self._answers:
                 self._answers.move_to_end(key)
                 return self._answers[key]
         return None
 
-    def answer(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float], *, progress=None,
-               should_stop=None, reuse: LargeAnswer | None = None) -> tuple[LargeAnswer, int | None, str]:
-        """(answer, preferred node or None, message) of one question; ``reuse``: an answer of the same
-        (k, MaxSup) whose search serves ``policy`` too (a policy among the k-minimal nodes needs no
-        new search: the tags are the same)."""
+    def answer(self, k: int, max_sup: int, policy: str, weights: Mapping[str, float], *, criteria: Criteria | None = None,
+               progress=None, should_stop=None, reuse: LargeAnswer | None = None) -> tuple[LargeAnswer, int | None, str]:
+        """(answer, preferred node or None, message) of one question; ``criteria``: k and the criteria
+        beside it (None: k-anonymity alone); ``reuse``: an answer of the same question whose search
+        serves ``policy`` too (a policy among the k-minimal nodes needs no new search: the tags are the same)."""
         from microrelease.core.exceptions import InvalidParameterError, NoSolutionError
 
         with self.lock:
             if reuse is not None:
                 large = reuse
             else:
-                pruned = search_pruned(self.dataset, k, max_sup, policy, evaluator=self.evaluator, memory=self.memory,
-                                       progress=progress, should_stop=should_stop)
-                large = LargeAnswer(pruned, self.lock, self.lattice)
+                pruned = search_pruned(self.dataset, criteria if criteria is not None else k, max_sup, policy,
+                                       evaluator=self.evaluator, memory=self.memory, progress=progress,
+                                       should_stop=should_stop)
+                large = LargeAnswer(pruned, self.lock, self.lattice, criteria)
             try:
                 preferred = large.lattice.index(large.pruned.preferred(policy, weights or None).vector)
                 message = ""
             except (NoSolutionError, InvalidParameterError) as exc:
                 preferred, message = None, str(exc)
             large.prepare(preferred)
-            self._answers[(k, max_sup, policy, tuple(sorted(weights.items())))] = (large, preferred, message)
+            self._answers[(k, max_sup, policy, tuple(sorted(weights.items())), criteria_key(criteria))] = (
+                large, preferred, message)
             while len(self._answers) > ANSWERS_KEPT:
                 self._answers.popitem(last=False)
             return large, preferred, message
 
     @staticmethod
-    def serves(answer: LargeAnswer | None, k: int, max_sup: int, policy: str) -> bool:
-        """Whether ``answer``'s search answers ``policy`` at (k, MaxSup) without searching again."""
-        if answer is None or (answer.k, answer.max_sup) != (k, max_sup):
+    def serves(answer: LargeAnswer | None, k: int, max_sup: int, policy: str, criteria: Criteria | None = None) -> bool:
+        """Whether ``answer``'s search answers ``policy`` at (k, MaxSup) under ``criteria`` without searching again."""
+        if answer is None or (answer.k, answer.max_sup, answer.question) != (k, max_sup, criteria_key(criteria)):
             return False
         return check_policy(policy).among == "k-minimal" or answer.pruned.search.quality == policy
 
@@ -125,10 +128,13 @@ class LargeAnswer:
     """What the views read of an :class:`~microrelease.core.lattice.search.Answer`, from a pruned search
     whose whole lattice is tagged (see the module docstring)."""
 
-    def __init__(self, pruned: PrunedAnswer, lock, lattice: Lattice | None = None):
+    def __init__(self, pruned: PrunedAnswer, lock, lattice: Lattice | None = None, criteria: Criteria | None = None):
         self.pruned, self.lock = pruned, lock
         self.lattice: Lattice = lattice or pruned.lattice
-        self.k, self.max_sup, self.criteria = pruned.k, pruned.max_sup, ()
+        # criteria: the scope-RELEASE ones, as a profile's Answer names them; described: every one beside k
+        self.k, self.max_sup, self.criteria = pruned.k, pruned.max_sup, pruned.criteria
+        self.described = tuple(c.describe() for c in criteria.others) if criteria is not None else ()
+        self.question, self.given = criteria_key(criteria), criteria
         minimal = pruned.k_minimal_indices  # tags the whole lattice (the search polls should_stop)
         self.satisfying = (pruned.search.status & SAT) > 0
         self.minimal = np.zeros(self.lattice.size, dtype=bool)
@@ -168,8 +174,8 @@ class LargeAnswer:
         if any(f is None for f in known.values()):
             with self.lock:  # a roll-up: the evaluator is the search's
                 for i, f in known.items():
-                    if f is None:
-                        known[i] = search.evaluator.figures(search.vector(i), self.k)
+                    if f is None:  # all its classes; under criteria beside k, what it releases under all
+                        known[i] = search.full_figures(i)
         figures = [known[i] for i in ids]
         stats = ClassStats(self.k, *(np.array([getattr(f, name) for f in figures], dtype=np.int64) for name in STATS))
         grid = self.lattice.grid[np.array(ids, dtype=np.int64)]
@@ -220,6 +226,14 @@ class LargeAnswer:
                   among: str | None = None) -> NodeResult:
         with self.lock:
             return self.pruned.preferred(policy, weights, among=among)
+
+
+def criteria_key(criteria: Criteria | None) -> tuple:
+    """What tells one question's criteria beside k from another's (kept answers are found by it)."""
+    if criteria is None or not criteria.others:
+        return ()
+    sensitive = criteria.sensitive.attribute if criteria.sensitive is not None else None
+    return (sensitive, *((c.name, c.spec()) for c in criteria.others))
 
 
 def evaluated_frontier(answer: LargeAnswer, preferred: int | None, cap: int = DRAW_CAP) -> np.ndarray:

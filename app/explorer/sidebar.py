@@ -113,13 +113,14 @@ class Sidebar(pn.viewable.Viewer):
         # What reads the whole-lattice profile: hidden on a large lattice (the pruned search answers k-anonymity)
         self.attribute_models = pn.Column(
             "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
-            self.t_value, self.ground, "#### k-map (a population table)", self.k_map, self.k_map_note, margin=0)
+            self.t_value, self.ground, margin=0)
+        self.k_map_models = pn.Column("#### k-map (a population table)", self.k_map, self.k_map_note, margin=0)
         self.risk_models = pn.Column("#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
                                      margin=0)
         self.large_note = pn.pane.Markdown(css_classes=["large-note"], sizing_mode="stretch_width", visible=False)
         self.question = pn.Column(
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
-            self.policy, self.weights, self.attribute_models, self.model_progress, self.cancel, self.large_note,
+            self.policy, self.weights, self.attribute_models, self.k_map_models, self.model_progress, self.cancel, self.large_note,
             self.risk_models, css_classes=["sidebar-question"])
         self.view_modes = pn.Column(
             self.view, self.expand, self.reset,
@@ -186,16 +187,16 @@ class Sidebar(pn.viewable.Viewer):
         self.model_progress.visible = self.cancel.visible = bool(e.model_running or e.searching)
 
     def _show_large(self, *_) -> None:
-        """On a large lattice: no privacy models, k-map, risk limits or view modes (they read every node's
-        figures); a line says why and what answers instead."""
+        """On a large lattice: no k-map or view modes (they read every node's figures); a line says why and
+        what answers instead (the privacy models and risk limits go to the pruned search with the question)."""
         large = self.state.large
-        self.attribute_models.visible = self.risk_models.visible = self.view_modes.visible = not large
+        self.k_map_models.visible = self.view_modes.visible = not large
         self.large_note.visible = self.view_note.visible = large
         if large:
             self.large_note.object = (
                 f"<span id='large-note'>**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned "
-                "search, one question at a time (a progress bar and Cancel while it runs).</span> Privacy models, "
-                "k-map and the risk limits need the whole-lattice profile: they are off for this table.")
+                "search, one question at a time, under the privacy models and risk limits asked here (a progress "
+                "bar and Cancel while it runs).</span> k-map is off for this table here.")
 
     def _show_population(self, *_) -> None:
         name = self.state.population_name

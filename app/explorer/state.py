@@ -39,13 +39,14 @@ from microrelease.core import (
     generalize,
     query,
 )
+from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.criteria.registry import parse_criteria
-from microrelease.core.exceptions import InvalidParameterError
+from microrelease.core.exceptions import InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.hierarchies import describe_vector
 from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
-from microrelease.core.models.sensitive import SensitiveFrequency
+from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 from microrelease.core.models.t_closeness import GROUNDS
 from microrelease.core.risk.criteria import PopulationUniqueness
 from microrelease.core.risk.reidentification import node_risk
@@ -129,6 +130,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self._search = Latest("microrelease-search")
         self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
         self._lattice = None
+        self._prepared = None  # on a large lattice: (attribute and specs, the models prepared for them)
+        self._unasked = ""
         if dataset is not None:
             self.load(dataset, profile)
 
@@ -181,6 +184,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self._stop_search()
         n = dataset.n_rows
         self.searcher = searcher or Searcher(dataset)
+        self._prepared = None
         self._lattice = self.searcher.lattice
         self._loading = True
         try:
@@ -192,9 +196,10 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.large, self.dataset, self.profile, self.plain_profile = True, dataset, None, None
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
                 self._population, self.joint, self.population_name, self.k_map = None, None, "", 0
-                self.param.sensitive_attribute.objects = [""]
+                others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
+                          and c not in dataset.schema.identifiers]
+                self.param.sensitive_attribute.objects = ["", *others]
                 self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
-                self.max_risk, self.max_at_risk, self.max_uniqueness = 0.0, 1.0, 0.0
                 self.selected, self.probe, self.expanded, self.fixed, self.view = None, None, [], {}, "auto"
                 self.answer, self.preferred, self.message = None, None, ""
         finally:
@@ -206,11 +211,17 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         answer shown stays until the new one replaces it; a newer question stops this one."""
         k, max_sup, policy, weights = self.k, self.max_sup, self.policy, dict(self.weights)
         searcher, shown = self.searcher, self.answer
-        known = searcher.known(k, max_sup, policy, weights)
+        try:
+            criteria, unasked = self.large_criteria()
+        except MicroreleaseError as exc:  # a model that does not fit the attribute: said, nothing searched
+            self._search.stop()
+            return self._finish_search(InvalidParameterError(f"privacy models not applied: {exc}"))
+        self._unasked = unasked
+        known = searcher.known(k, max_sup, policy, weights, criteria)
         if known is not None:  # asked before (in any session of this table): no search, no worker
             self._search.stop()  # a search still running answers an older question: its answer is dropped
             return self._finish_search(known)
-        reuse = shown if Searcher.serves(shown, k, max_sup, policy) else None
+        reuse = shown if Searcher.serves(shown, k, max_sup, policy, criteria) else None
 
         served, started = self.hand_back is not None, time.monotonic()
 
@@ -224,8 +235,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                     report(fraction)
 
             try:
-                return searcher.answer(k, max_sup, policy, weights, progress=coarse, should_stop=should_stop,
-                                       reuse=reuse)
+                return searcher.answer(k, max_sup, policy, weights, criteria=criteria, progress=coarse,
+                                       should_stop=should_stop, reuse=reuse)
             except InvalidParameterError as exc:  # a policy the pruned search does not score (KL divergence)
                 return exc
 
@@ -244,7 +255,28 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             return
         answer, preferred, message = outcome
         with param.parameterized.batch_call_watchers(self):
-            self.answer, self.preferred, self.message = answer, preferred, message
+            given = answer.given
+            # the release, the details and the export read the models the answer was searched under
+            self.applied_frequency = given.sensitive if given is not None and given.models else None
+            self.applied_models = given.models if given is not None else ()
+            self.answer, self.preferred = answer, preferred
+            self.message = " ".join(m for m in (message, self._unasked) if m)
+
+    def large_criteria(self) -> tuple[Criteria | None, str]:
+        """On a large lattice: k and every criterion the sidebar asks for, as the pruned search takes them
+        (None: k alone), and what could not be asked ('' or a line saying why). The models are prepared
+        as the command line prepares them (MicroreleaseError when one does not fit the attribute)."""
+        specs, unasked = self.model_specs(), ""
+        models, sensitive = (), None
+        if specs and self.sensitive_attribute:
+            key = (self.sensitive_attribute, tuple(sorted(specs.items())))
+            if self._prepared is None or self._prepared[0] != key:  # prepared once per question of models
+                self._prepared = (key, prepare_models(self.dataset, self.sensitive_attribute, specs))
+            models, sensitive = self._prepared[1].models, self._prepared[1].sensitive_frequency
+        elif specs:
+            unasked = "Choose a sensitive attribute for the models."
+        others = (*models, *self.criteria())
+        return (Criteria.of(self.k, *others, sensitive=sensitive) if others else None), unasked
 
     def _stop_search(self) -> None:
         self._search.stop()
@@ -299,7 +331,9 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
     def _apply_models(self) -> None:
-        if self.large:  # the privacy models read the whole-lattice profile (the sidebar hides them)
+        if self.large:  # the pruned search takes the models with the question (k-map: hidden there)
+            if not self._loading:
+                self._ask_pruned()
             return
         self._apply_model_specs()
 

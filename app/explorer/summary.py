@@ -37,6 +37,9 @@ def summary_text(e: Explorer) -> str:
         population = e.applied_k_map.population
         models = (f" · models: <span id='models'>{e.applied_k_map.describe()}</span> against the population "
                   f"{shown(e.population_name)} ({population.n_rows:,} rows)")
+    elif e.large and e.answer.described:  # the pruned search's criteria beside k
+        on = f" on {shown(e.sensitive_attribute)}" if e.applied_models else ""
+        models = f" · criteria: <span id='models'>{shown(', '.join(e.answer.described))}</span>{on}"
     elif e.profile is not None and e.profile.models:
         described = ", ".join(m.describe() for m in e.profile.models)
         models = f" · models: <span id='models'>{shown(described)}</span> on {shown(e.sensitive_attribute)}"

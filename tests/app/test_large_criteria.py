@@ -1,0 +1,82 @@
+"""The Explorer on a large lattice hands the sidebar's criteria to the pruned search: under distinct
+2-diversity and under an average-risk limit its k-minimal set and preferred node are those of
+``search_pruned`` called directly with the same Criteria, and, on a small table searched the large way,
+those of the whole-lattice profile."""
+
+from __future__ import annotations
+
+import pytest
+
+pn = pytest.importorskip("panel")
+
+from microrelease.app.explorer.large import Searcher  # noqa: E402
+from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.wide import wide_table  # noqa: E402
+from microrelease.core import load_dataset  # noqa: E402
+from microrelease.core.criteria.criteria_set import Criteria  # noqa: E402
+from microrelease.core.criteria.registry import parse_criterion  # noqa: E402
+from microrelease.core.models.sensitive import prepare_models  # noqa: E402
+from microrelease.core.search import search_pruned  # noqa: E402
+
+SENSITIVE = "salary-class"
+ASKED = {"models": {"sensitive_attribute": SENSITIVE, "l_kind": "distinct", "l": 2}, "risk": {"max_risk": 0.02}}
+
+
+def table(n_qi: int):
+    """Adult's first rows over ``n_qi`` QIs (synthetic ones past 9), salary-class left as the sensitive attribute."""
+    frame, qi, hierarchies = wide_table(max(n_qi + 1, 9) if n_qi >= 9 else 9, rows=3000)
+    qi = tuple(q for q in qi if q != SENSITIVE)[:n_qi]
+    return load_dataset(frame, qi=qi, hierarchies={q: hierarchies[q] for q in qi})
+
+
+def direct(dataset, kind: str, k: int, max_sup: int, policy: str):
+    """search_pruned under the same criteria, built here from text as the command line builds them."""
+    if kind == "models":
+        prepared = prepare_models(dataset, SENSITIVE, {"l_diversity": "distinct:2"})
+        criteria = Criteria.of(k, *prepared.models, sensitive=prepared.sensitive_frequency)
+    else:
+        criteria = Criteria.of(k, parse_criterion("max_risk", "0.02"))
+    return search_pruned(dataset, criteria, max_sup, policy)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    return table(10)
+
+
+@pytest.mark.parametrize("kind", list(ASKED))
+def test_large_mode_answers_each_criterion_as_the_pruned_search(wide, kind):
+    e = Explorer(wide, k=3, max_sup=30)
+    assert e.large
+    e.param.update(**ASKED[kind])
+    for policy in ("min-relative", "loss"):
+        e.policy = policy
+        core = direct(wide, kind, 3, 30, policy)
+        assert e.answer.k_minimal_indices.tolist() == core.k_minimal_indices.tolist()
+        assert list(e.lattice.node(e.preferred)) == list(core.preferred(policy).vector)
+        assert e.answer.described == tuple(c.describe() for c in core.search.criteria.others)
+    plain = search_pruned(wide, 3, 30, "loss")
+    assert e.answer.k_minimal_indices.tolist() != plain.k_minimal_indices.tolist()  # the criterion mattered
+    if kind == "models":  # the release and the details read the models the answer was searched under
+        assert [m.describe() for m in e.applied_models] == ["distinct 2-diversity"]
+
+
+@pytest.mark.parametrize("kind", list(ASKED))
+def test_on_a_small_table_the_large_way_answers_as_the_profile(kind):
+    dataset = table(4)
+    profile = Explorer(dataset, k=3, max_sup=20)
+    large = Explorer(k=3, max_sup=20)
+    large.load(dataset, searcher=Searcher(dataset))
+    assert not profile.large and large.large
+    for e in (profile, large):
+        e.param.update(**ASKED[kind])
+    assert profile.applied_models or kind == "risk"
+    assert large.answer.k_minimal_indices.tolist() == sorted(
+        profile.answer.k_minimal_indices.tolist(), key=lambda i: (profile.lattice.node_heights[i], i))
+    assert large.preferred == profile.preferred
+
+
+def test_models_without_a_sensitive_attribute_are_said(wide):
+    e = Explorer(wide, k=3, max_sup=30)
+    e.param.update(l_kind="distinct", l=2)
+    assert "sensitive attribute" in e.message and not e.applied_models
