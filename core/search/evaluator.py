@@ -77,6 +77,7 @@ class NodeEvaluator:
                                         "use strategy='profile' with the 'direct' kernel", parameter="strategy")
         self.shifts, self.masks = spec.shifts, spec.masks
         self.n_rows = int(source.frequency.n_rows)
+        self.frequency = source.frequency  # the rows it evaluates: what a SearchMemory is bound to
         # per QI and pair of levels, what a code's move adds to a key (its field's new value minus its old)
         # what a code's move adds to a key (its field's new value minus its old, shifted into place), for
         # each QI and pair of levels, in one flat array: ``_deltas[_delta_at[i][(a, b)]:]``

@@ -95,7 +95,7 @@ class PrunedSearch:
 
     def _seed(self) -> None:
         """Tag the nodes the memory decides at (k, MaxSup), and the boxes they decide (monotone: k alone)."""
-        self.memory.check(self.heights)
+        self.memory.check(self.heights, self.evaluator.frequency)
         sat, unsat = self.memory.decided(self.k, self.max_sup)
         self.seeded = {i: self.memory.histograms[i] for i in (*sat, *unsat) if i in self.memory.histograms}
         for group, flag, up in ((sat, SAT, True), (unsat, UNSAT, False)):

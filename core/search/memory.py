@@ -64,10 +64,18 @@ class SearchMemory:
         self.heights = tuple(int(h) for h in heights)
         self.histograms: dict[int, Histogram] = {}
         self.failed: dict[int, list[tuple[int, int]]] = {}  # node -> (k, give_up) pairs it failed at
+        self.frequency = None  # the rows it learnt from: bound by the first search
 
-    def check(self, heights) -> None:
+    def check(self, heights, frequency=None) -> None:
+        """Refuse another lattice's memory, or one that learnt from other rows (the same heights, other
+        counts: its histograms would answer for the wrong table)."""
         if tuple(int(h) for h in heights) != self.heights:
             raise ValueError("this search memory is another lattice's")
+        if frequency is not None:
+            if self.frequency is None:
+                self.frequency = frequency
+            elif self.frequency is not frequency:
+                raise ValueError("this search memory learnt from another table's rows: make one per table")
 
     def learn(self, index: int, counts: np.ndarray) -> None:
         """Node ``index``'s classes, all of them (their row counts)."""

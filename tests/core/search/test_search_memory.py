@@ -115,3 +115,22 @@ def test_a_memory_is_one_lattices():
     adult = load_sample("adult")
     with pytest.raises(ValueError, match="another lattice"):
         search_pruned(adult, 5, 0, memory=SearchMemory((1, 2)))
+
+
+def test_a_memory_is_one_tables():
+    """Two tables of the same lattice (one QI x, y -> *): the memory of the first must not answer for the
+    second, where node [0] is not 2-anonymous (a reviewer's reproducer)."""
+    import pandas as pd
+
+    from microrelease.core import Hierarchy, load_dataset
+
+    def table(values):
+        return load_dataset(pd.DataFrame({"a": values}), qi=["a"],
+                            hierarchies={"a": Hierarchy("a", (("x", "*"), ("y", "*")))})
+
+    first, second = table(["x", "x", "y", "y"]), table(["x", "y", "y", "y"])
+    memory = SearchMemory(NodeEvaluator(first).heights)
+    assert search_pruned(first, 2, 0, memory=memory).k_minimal_indices.tolist() == [0]
+    with pytest.raises(ValueError, match="another table's rows"):
+        search_pruned(second, 2, 0, memory=memory)
+    assert search_pruned(second, 2, 0).k_minimal_indices.tolist() == [1]
