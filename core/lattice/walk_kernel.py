@@ -68,6 +68,7 @@ class WalkPlan:
     checks : the models' kernel arrays (table distribution, kinds, l, c, t, and the value hierarchy), as
         :func:`~microrelease.core.models.profile.kernel_arrays` makes them; empty: no models.
     quality : the quality tables (:func:`~microrelease.core.lattice.quality_profile.kernel_tables`).
+    shifts, masks : every QI's bit field in a class key (read with ``quality``).
     """
 
     rows: int | None = 0
@@ -101,13 +102,12 @@ class WalkPlan:
             tables = (_NO_INTS, _NO_INTS, _NO_FLOATS, np.zeros((0, 1), np.int64), _NO_FLOATS, _ints([0]), _NO_FLOATS)
         return columns, float(self.k_map), checks, tables
 
-    def inner(self, kernel=None):
+    def inner(self):
         """``inner(*walk, outer_levels)`` for :func:`~microrelease.core.lattice.profile.roll_up` (``with_start``)."""
-        kernel = kernel or walk_profile
         args = self.arguments()
 
         def inner(*walk):
-            return kernel(*walk, *args)
+            return walk_profile(*walk, *args)
 
         return inner
 
@@ -170,8 +170,7 @@ def _accumulated(base_keys, base_counts, heights, shifts, masks, parent_flat, pa
     quality = sq_col >= 0
     m = len(all_shifts)
     levels, value_count, pair_q, node_q = start_quality(heights, outer_levels, m, value_off)
-    if not quality:
-        node_q = np.zeros((0, 2))
+    node_q = node_q if quality else np.zeros((0, 2))
     used = 0
     visited = 0
     while True:
