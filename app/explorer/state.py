@@ -11,6 +11,7 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -44,7 +45,7 @@ from microrelease.core.criteria.base import Scope
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.exceptions import InvalidParameterError, MicroreleaseError
-from microrelease.core.lattice.hierarchies import describe_vector
+from microrelease.core.lattice.hierarchies import describe_vector, describe_vectors
 from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
@@ -118,6 +119,9 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         # document lock); None: here and now (tests, notebooks). With it, a privacy model's profile
         # is built on a worker thread, so that the page stays responsive.
         self.hand_back: Callable[[Callable[[], None]], None] | None = None
+        # What a question answered here and now changes goes to a served page as one message under this
+        # (sent change by change, the browser lays the page out again for each: half a second at 12 QIs).
+        self.hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
         self._models = Latest("microrelease-models")
         self._search = Latest("microrelease-search")
         self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
@@ -320,6 +324,10 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             return answer, None, str(exc)
 
     def _apply_models(self) -> None:  # on a new sensitive attribute or criterion on the classes (__init__)
+        with self.hold():
+            self._apply_models_now()
+
+    def _apply_models_now(self) -> None:
         if self.large:  # the pruned search takes the models with the question (k-map: hidden there)
             if not self._loading:
                 self._ask_pruned()
@@ -327,6 +335,10 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self._apply_model_specs()
 
     def _answer(self) -> None:  # on a new k, MaxSup, policy, weights or criterion on the release (__init__)
+        with self.hold():
+            self._answer_now()
+
+    def _answer_now(self) -> None:
         if self._loading:
             return
         if self.large:
@@ -391,7 +403,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         return pd.DataFrame({
             "node": ids,
             "vector": [str(row) for row in self.lattice.grid[ids].tolist()],  # "[1, 0, 2]", one call for all
-            "levels": [self.vector_text(int(i)) for i in ids],
+            "levels": describe_vectors(self.dataset.hierarchies, self.lattice.grid[ids]),
             "height": self.lattice.node_heights[ids],
             "status": np.asarray(STATUS, dtype=object)[status],
             "suppressed": a.stats.suppressed[ids],
