@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.app.explorer.controls import declare, names
 from microrelease.app.explorer.k_map import (
     KMapSteps,
     PopulationTable,
@@ -27,7 +28,6 @@ from microrelease.app.explorer.k_map import (
     population_for,
 )
 from microrelease.app.explorer.large import LargeAnswer, Searcher, large_lattice
-from microrelease.app.explorer.controls import declare, names
 from microrelease.app.explorer.models import ModelSteps
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
