@@ -55,6 +55,19 @@ def check_share(value: object, name: str) -> float:
     return float(value)
 
 
+MIN_SAMPLING_FRACTION = 1e-15  # a population at most 10^15 times the sample: its estimates stay in floating point
+
+
+def check_sampling_fraction(value: object) -> float:
+    """The share of the population the data is, in (0, 1] and at least MIN_SAMPLING_FRACTION (a
+    subnormal share makes every population estimate f/share infinite)."""
+    share = check_share(value, "sampling_fraction")
+    if share < MIN_SAMPLING_FRACTION:
+        raise _invalid("sampling_fraction", f"at least {MIN_SAMPLING_FRACTION:g} (a population at most 10^15 times "
+                                            "the data)", value)
+    return share
+
+
 def check_k(k: object, n_rows: int) -> int:
     """k must be a whole number with 1 <= k <= number of rows (no table of n rows is (n+1)-anonymous)."""
     return check_int(k, "k", low=1, high=n_rows, high_means="the number of rows")

@@ -39,7 +39,7 @@ def check_sensitivity(sensitivity) -> float:
     return check_positive(sensitivity, "sensitivity")
 
 
-MAX_SCALE = 2.0 ** 1000  # Δ/ε at most this: the snapping grid (a power of two >= Δ/ε) and the noise stay finite
+MAX_SCALE = 2.0 ** 1015  # Δ/ε at most this: the snapping grid (a power of two >= Δ/ε) and noise up to 2^8 scales stay finite
 
 
 def check_scale(sensitivity: float, epsilon: float) -> float:
@@ -48,7 +48,7 @@ def check_scale(sensitivity: float, epsilon: float) -> float:
     if not scale <= MAX_SCALE:
         raise InvalidParameterError(
             f"The 'epsilon' parameter is too small for the sensitivity: the noise scale sensitivity/epsilon = "
-            f"{sensitivity!r}/{epsilon!r} = {scale!r} is beyond floating point (at most 2^1000); give a larger epsilon",
+            f"{sensitivity!r}/{epsilon!r} = {scale!r} is beyond floating point (at most 2^1015); give a larger epsilon",
             parameter="epsilon")
     return scale
 

@@ -70,11 +70,11 @@ class Lattice:
         node = tuple(int(d) for d in node)
         if len(node) != len(self.heights):
             raise InvalidParameterError(
-                f"node {list(node)} has {len(node)} levels but there are {len(self.heights)} QIs {list(self.names)}"
-            )
+                f"node {list(node)} has {len(node)} levels but there are {len(self.heights)} QIs {list(self.names)}",
+                parameter="node")
         for d, h, name in zip(node, self.heights, self.names, strict=True):
             if not 0 <= d <= h:
-                raise InvalidParameterError(f"node {list(node)}: level {d} of {name!r} is outside 0..{h}")
+                raise InvalidParameterError(f"node {list(node)}: level {d} of {name!r} is outside 0..{h}", parameter="node")
         return node
 
     def index(self, node: Sequence[int]) -> int:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_share
+from microrelease.core.validation import check_sampling_fraction
 
 _SERIES_BELOW = 1e-4  # 1 - p below this: Taylor series in q = 1 - p, where the closed forms cancel
 
@@ -54,7 +54,7 @@ def individual_risk(frequency, weight_sum=None, *, sampling_fraction: float | No
         raise InvalidParameterError("Give exactly one of 'weight_sum' and 'sampling_fraction'.",
                                     parameter="weight_sum")
     if sampling_fraction is not None:
-        p = np.full(f.shape, check_share(sampling_fraction, "sampling_fraction"))
+        p = np.full(f.shape, check_sampling_fraction(sampling_fraction))
         q = 1 - p
     else:
         F = np.asarray(weight_sum, dtype=float)
@@ -113,7 +113,7 @@ def reidentifications_by_node(offsets, sizes, counts, sampling_fraction: float) 
     """Expected re-identifications of every node (sum over its records of the Benedetti-Franconi risk)
     with a constant sampling fraction, from CSR class-size histograms (as in ``LatticeProfile``)."""
     offsets, sizes, counts = np.asarray(offsets), np.asarray(sizes), np.asarray(counts)
-    fraction = check_share(sampling_fraction, "sampling_fraction")
+    fraction = check_sampling_fraction(sampling_fraction)
     _check_frequency(sizes, "sizes")
     top = int(sizes.max()) if sizes.size else 0
     per_size = benedetti_franconi(np.arange(1, top + 1), fraction, 1 - fraction)  # one value per class size

@@ -39,7 +39,7 @@ import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.validation import check_k, check_share
+from microrelease.core.validation import check_k, check_sampling_fraction, check_share
 
 FIGURES = ("highest", "average", "records_at_risk", "journalist_highest", "journalist_average",
            "journalist_records_at_risk", "marketer")
@@ -118,7 +118,7 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
     if population_sizes is not None:
         big_f = _check_population(population_sizes, f)
     elif sampling_fraction is not None:
-        big_f = f / check_share(sampling_fraction, "sampling_fraction")
+        big_f = f / check_sampling_fraction(sampling_fraction)
     else:
         big_f = f.astype(float)
     n = int(f.sum())
@@ -214,7 +214,7 @@ def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
     k = check_k(k, profile.n_rows)
     threshold = check_share(threshold, "threshold")
     if sampling_fraction is not None:
-        sampling_fraction = check_share(sampling_fraction, "sampling_fraction")
+        sampling_fraction = check_sampling_fraction(sampling_fraction)
     n_rows = profile.n_rows
     stats = profile.stats(k)
     released = n_rows - stats.suppressed

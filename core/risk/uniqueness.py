@@ -54,7 +54,7 @@ from microrelease.core.risk.histograms import (
 )
 from microrelease.core.risk.pitman import fit_pitman, fit_pitman_compiled
 from microrelease.core.risk.uniqueness_kernels import snb_solve
-from microrelease.core.validation import check_share
+from microrelease.core.validation import check_sampling_fraction
 
 MODELS = ("pitman", "zayatz", "snb", "dankar")
 STRATEGIES = ("numba", "numpy")
@@ -142,7 +142,7 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
-    fraction = check_share(sampling_fraction, "sampling_fraction")
+    fraction = check_sampling_fraction(sampling_fraction)
     if strategy == "numba":
         c1, n, estimate = _compiled(*check_histograms(offsets, sizes, counts), fraction)
     else:

@@ -272,7 +272,7 @@ def test_an_output_separator_for_a_parquet_release_is_refused(tmp_path, capsys, 
 ])
 def test_a_command_takes_only_the_options_it_uses(capsys, command, option):
     # (the option's value, if any, is taken for DATA: only the option itself is unrecognized)
-    assert f"unrecognized arguments: {option[0]}\n" in parse_error(capsys, *command, *option)
+    assert f"unrecognized arguments: {option[0]} (see " in parse_error(capsys, *command, *option)
 
 
 # --- messages that say what is wrong ---------------------------------------------------------------------------
@@ -346,3 +346,37 @@ def test_messages_take_their_flags_from_the_one_map():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in declared:
                 offenders += [f"{path.name}:{node.lineno} {f}" for f in flag.findall(node.value) if f in FLAGS.values()]
     assert not offenders
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["search", "--sample", "samarati", "--k", "nan"], "microrelease search: error: argument --k: invalid int value: 'nan'"),
+    (["search", "--sample", "samarati", "--k", "2.5"], "microrelease search: error: argument --k: invalid int value: '2.5'"),
+    (["search", "--sample", "samarati"], "microrelease search: error: the following arguments are required: --k"),
+])
+def test_an_argparse_error_is_one_line_without_the_usage(capsys, argv, line):
+    err = parse_error(capsys, *argv)
+    assert err.count("\n") == 1 and err.startswith(line) and "usage:" not in err
+
+
+@pytest.mark.parametrize(("argv", "value", "flag"), [
+    (["search", "--sample", "samarati", "--k", "2", "--max-sup", "-5%"], "'-5%'", "--max-sup"),
+    (["release", "--sample", "samarati", "--k", "2", "-o", "x.csv", "--node", "-1,0"], "-1", "--node"),
+])
+def test_a_value_starting_with_a_dash_is_the_flags_value(capsys, tmp_path, monkeypatch, argv, value, flag):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and flag in err and value in err and "expected one argument" not in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_an_epsilon_whose_noise_is_beyond_floating_point_is_refused(capsys, tmp_path):
+    code, _, err = run(capsys, "dp", str(microdata_sample("eia").path), "--attrs", "RESSALES", "--bounds", "RESSALES=0:100",
+                       "--epsilon", "1e-320", "--method", "record-noise", "-o", str(tmp_path / "x.csv"))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith("microrelease: error: --epsilon: epsilon 1e-320 over 1 attribute(s)") and "floating point" in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_subnormal_sampling_fraction_is_refused(capsys):
+    code, _, err = run(capsys, "risk", "--sample", "samarati", "--sampling-fraction", "1e-320")
+    assert code == 2 and "--sampling-fraction" in err and "at least 1e-15" in err
