@@ -29,7 +29,7 @@ tables* (entity id, sequence key, time, one or more code columns). The TOML form
 
     [anonymization]                  # optional: k, variant, relative_time, weights = {relational, sequence, time}
 
-Paths are relative to the TOML file's folder. Every key is checked: an unknown one is refused by
+Paths are relative to the TOML file's folder and stay inside it (no absolute path, no ``..``). Every key is checked: an unknown one is refused by
 name (a misspelt ``identifers`` must not leave a name column unprotected).
 """
 
@@ -109,6 +109,16 @@ def _names(value, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _inside(folder: Path, text: str, key: str, where: str) -> Path:
+    """``text``, a path written in the study file, under the study's folder: relative and without ``..``
+    (a study file from someone else must not make the program open files elsewhere, /etc/passwd say)."""
+    path = Path(text)
+    if path.is_absolute() or ".." in path.parts:
+        raise DataError(f"{where}: '{key}' {text!r} must be a path relative to the study file's folder, inside it "
+                        "(no absolute path, no '..')", parameter="config")
+    return folder / path
+
+
 def _table(raw, section: str, index: int | None, allowed: set[str], folder: Path, default_id: str | None,
            default_name: str | None = None) -> TableSpec:
     where = _where(section, index)
@@ -127,9 +137,11 @@ def _table(raw, section: str, index: int | None, allowed: set[str], folder: Path
         raise DataError(f"{where}: 'hierarchies' must map columns to files, got {hierarchies!r}", parameter="config")
     lists = {key: _names(raw.get(key, []), key, where) for key in ("qi", "identifiers", "keep", "drop", "codes")
              if key in allowed}
-    return TableSpec(name, folder / _text(raw.get("file"), "file", where), _text(entity_id, "id", where),
-                     hierarchies={c: folder / p for c, p in hierarchies.items()},
-                     hierarchy_dir=folder / raw["hierarchy_dir"] if "hierarchy_dir" in raw else None,
+    return TableSpec(name, _inside(folder, _text(raw.get("file"), "file", where), "file", where),
+                     _text(entity_id, "id", where),
+                     hierarchies={c: _inside(folder, p, f"hierarchies.{c}", where) for c, p in hierarchies.items()},
+                     hierarchy_dir=_inside(folder, _text(raw["hierarchy_dir"], "hierarchy_dir", where), "hierarchy_dir",
+                                           where) if "hierarchy_dir" in raw else None,
                      sequence_key=_text(raw.get("sequence_key"), "sequence_key", where) if "sequence_key" in allowed
                      else "", time=_text(raw.get("time"), "time", where) if "time" in allowed else "", **lists)
 

@@ -89,6 +89,23 @@ def test_a_study_file_that_leaves_a_column_unnamed_or_misspells_a_key_is_refused
     assert err.value.parameter == "config"
 
 
+@pytest.mark.parametrize("edit, words", [
+    (lambda t: t.replace('file = "insurance.csv"', 'file = "/etc/passwd"'), "'file' '/etc/passwd' must be a path relative"),
+    (lambda t: t.replace('file = "insurance.csv"', 'file = "../study/insurance.csv"'), "no '..'"),
+    (lambda t: t.replace('icd = "hierarchy_icd.csv"', 'icd = "/tmp/h.csv"'), "'hierarchies.icd' '/tmp/h.csv' must be a path"),
+])
+def test_a_study_file_opens_files_only_inside_its_folder(tmp_path, edit, words, monkeypatch):
+    toml = study_copy(tmp_path, edit)
+    from microrelease.core.sequential import study
+
+    opened = []
+    monkeypatch.setattr(study, "read_table", lambda path, *a, **k: opened.append(path) or pd.DataFrame())
+    with pytest.raises(DataError) as err:
+        load_study(read_study(toml))
+    assert words in str(err.value) and err.value.parameter == "config"
+    assert opened == []  # refused before any table is read
+
+
 def test_bad_rows_are_refused_naming_their_table(tmp_path):
     toml = study_copy(tmp_path)
     folder = toml.parent
