@@ -2,6 +2,6 @@
 
 import sys
 
-from microrelease.app.cli.run import main
+from microrelease.app.cli.run import entry
 
-sys.exit(main())
+sys.exit(entry())

@@ -16,12 +16,14 @@ from microrelease.app.cli.options import (
     OutputRequest,
     add_input_options,
     add_output_options,
+    add_quiet_option,
     non_negative,
     resolve_input,
     split,
     warn_if_seeded,
 )
 from microrelease.app.cli.output import finish
+from microrelease.app.cli.progress import progress_bar
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
@@ -59,6 +61,7 @@ class DPRequest:
     cuts: tuple[float, ...] | None
     sep: str | None
     output: OutputRequest
+    quiet: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> DPRequest:
@@ -95,7 +98,7 @@ class DPRequest:
                                         f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
             return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, split(args.keep), False, None,
                        qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
-                       output=OutputRequest.from_args(args))
+                       output=OutputRequest.from_args(args), quiet=args.quiet)
         for name, given in (("quasi_identifiers", args.qi), ("confidential", args.confidential), ("cuts", args.cuts)):
             if given:
                 raise MicroreleaseError(f"{FLAGS[name]} is for {FLAGS['method']} {RATIO}; the noise methods take "
@@ -107,7 +110,7 @@ class DPRequest:
             name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
         return cls(path, attributes, bounds, args.epsilon, args.method, args.noise or "laplace", args.k, identifiers,
                    split(args.keep), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins, cuts=None,
-                   sep=args.sep, output=OutputRequest.from_args(args))
+                   sep=args.sep, output=OutputRequest.from_args(args), quiet=args.quiet)
 
 
 Request = DPRequest  # what main() parses the Namespace into, once
@@ -138,15 +141,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "whole: which records share a group is released as is); by default each column is "
                         "released in its own random order")
     p.add_argument("--seed", type=non_negative, default=None, help="seed of the noise: " + SEED_HELP)
+    add_quiet_option(p)
     add_output_options(p, out_help="output CSV; the report goes to OUT.report.json")
 
 
 def run(request: DPRequest) -> int:
+    """Read, release, write and re-check, with a bar moving at each of the three steps."""
     path, output = request.path, request.output
     file_target(output.path, protected=[path], force=output.force)  # refused before any work, not after
-    table = read_table(path, sep=request.sep)
-    if request.method == RATIO:
-        return run_ratio(request, table)
+    with progress_bar(f"{NAME} {request.method}", request.quiet) as bar:
+        bar(0.0)
+        table = read_table(path, sep=request.sep)
+        bar(1 / 3)
+        return (run_ratio if request.method == RATIO else run_noise)(request, table, bar)
+
+
+def run_noise(request: DPRequest, table, bar) -> int:
+    """The noise routes: noisy values written, the report re-checked from the file."""
+    path, output = request.path, request.output
     warn_if_seeded(request.seed)
     with warnings.catch_warnings(record=True) as caught:  # the core drops the identifiers, and checks the file
         warnings.simplefilter("always", PrivacyWarning)
@@ -154,6 +166,7 @@ def run(request: DPRequest) -> int:
                              method=request.method, noise=request.noise, k=request.k,
                              identifiers=list(request.identifiers), keep=list(request.keep),
                              linked=request.linked, rng=request.seed)
+    bar(2 / 3)
     caught = [w for w in caught if issubclass(w.category, PrivacyWarning)]
     for w in caught:
         print(f"microrelease: warning: {w.message}", file=sys.stderr)
@@ -161,6 +174,7 @@ def run(request: DPRequest) -> int:
                                  checksum=file_checksum(path), sep=output.sep,
                                  warnings_raised=[str(w.message) for w in caught], escape=output.escape_formulas,
                                  force=output.force)
+    bar(1.0)
     report = published.data
     loss = "undefined (a constant attribute)" if release.loss is None else f"{release.loss.sse_sst:.2f} %"
     return finish(published, output, f"{request.method} ({request.noise} noise) at epsilon={request.epsilon:g}: wrote "
@@ -168,7 +182,7 @@ def run(request: DPRequest) -> int:
                                      f"guarantee: {release.guarantee}")
 
 
-def run_ratio(request: DPRequest, table) -> int:
+def run_ratio(request: DPRequest, table, bar) -> int:
     """The ratio-closeness route: classes built, written, and the epsilon achieved read from the file."""
     output = request.output
     conf = request.confidential
@@ -179,6 +193,7 @@ def run_ratio(request: DPRequest, table) -> int:
                                           bins=request.bins, cuts=request.cuts)
         if request.keep:
             warnings.warn(f"{list(request.keep)} released as is, without protection", PrivacyWarning, stacklevel=1)
+    bar(2 / 3)
     if release.single_class_reason:
         print(f"microrelease: warning: one class only: {release.single_class_reason}", file=sys.stderr)
     if release.clamped:
@@ -192,6 +207,7 @@ def run_ratio(request: DPRequest, table) -> int:
                                       checksum=file_checksum(request.path), sep=output.sep,
                                       warnings_raised=[str(w.message) for w in caught],
                                       escape=output.escape_formulas, force=output.force)
+    bar(1.0)
     found = published.data["file"]
     return finish(published, output, f"{RATIO} at epsilon={request.epsilon:g}, k={request.k}: wrote "
                                      f"{published.data['output']['rows']} rows to {output.path}; {found['classes']} "

@@ -14,6 +14,7 @@ from microrelease.app.cli.options import (
     OutputRequest,
     add_input_options,
     add_output_options,
+    add_quiet_option,
     non_negative,
     pairs,
     resolve_input,
@@ -81,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k-per-attribute", action="append", default=[], metavar="A=5",
                    help="ir-swap: a k of its own for confidential attribute A")
     p.add_argument("--seed", type=non_negative, default=None, help="swap methods: " + SEED_HELP)
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet_option(p)
     add_output_options(p, out_help="output CSV; the report goes to OUT.report.json")
 
 

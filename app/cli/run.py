@@ -12,6 +12,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -26,7 +27,14 @@ class Terminated(BaseException):
     """SIGTERM, raised in the main thread so that every ``finally`` runs (temporary files go)."""
 
 
+_FINISHED = threading.Event()  # the command's work is over (written and committed): a SIGTERM now loses nothing
+_LATE = threading.Event()  # a SIGTERM arrived after that
+
+
 def _on_sigterm(signum, frame):  # noqa: ARG001 - the signal module's signature
+    if _FINISHED.is_set():
+        _LATE.set()  # said by entry(); raising now would turn a finished command into a traceback
+        return
     raise Terminated()
 
 
@@ -79,16 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, keep_handler: bool = False) -> int:
     parser = build_parser()
     args = parser.parse_args(attach_values(parser, sys.argv[1:] if argv is None else argv))
     command = args.module
     previous = signal.getsignal(signal.SIGTERM)
     if command is not app:  # the server stops on SIGTERM as servers do; commands clean up first
+        _FINISHED.clear()
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         request = command.Request.from_args(args)  # the one reading of the Namespace
-        return command.run(request)
+        code = command.run(request)
+        _FINISHED.set()
+        return code
     except KeyboardInterrupt:
         print("microrelease: interrupted (SIGINT); temporary files removed, nothing left half-written", file=sys.stderr)
         return 130
@@ -102,4 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if not keep_handler:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def entry() -> int:
+    """The console script: :func:`main`, whose SIGTERM handler stays in place to the process's end, so
+    that a SIGTERM after the command finished is said (its output is complete), not a silent exit -15."""
+    code = main(keep_handler=True)
+    if _LATE.is_set():
+        print(f"microrelease: SIGTERM received after the command had finished: its output is complete (exit {code})",
+              file=sys.stderr)
+    return code

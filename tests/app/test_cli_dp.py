@@ -74,3 +74,21 @@ def test_linked_records_only_on_request_with_the_weaker_guarantee_said(tmp_path,
     assert code == 0 and "not epsilon-DP as a whole" in err
     report = json.loads((tmp_path / "l.report.json").read_text())
     assert report["parameters"]["records_linked"] is True and "is NOT 1-DP" in report["parameters"]["guarantee"]
+
+
+def test_dp_takes_quiet_as_every_command_does_and_draws_its_bar_on_a_terminal(tmp_path, capsys, monkeypatch):
+    import io
+
+    argv = ["dp", str(microdata_sample("eia").path), "--attrs", "RESSALES", "--bounds", "RESSALES=0:10000000",
+            "--epsilon", "1", "--method", "record-noise", "-o", str(tmp_path / "o.csv")]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    for quiet in (True, False):
+        terminal = Terminal()
+        monkeypatch.setattr("sys.stderr", terminal)
+        assert main([*argv, "--force", *(["--quiet"] if quiet else [])]) == 0
+        drawn = terminal.getvalue()
+        assert ("100%" in drawn) is not quiet and ("33%" in drawn) is not quiet

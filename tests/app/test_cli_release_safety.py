@@ -292,3 +292,26 @@ def test_a_stale_lock_says_its_process_is_gone(tmp_path, capsys):
     (tmp_path / ".out.report.json.lock").write_text("4194303\n")  # above Linux's largest pid: never running
     assert main(release(tmp_path / "out.csv")) == 2
     assert "left by process 4194303, which is no longer running: delete the lock file" in capsys.readouterr().err
+
+
+def test_a_sigterm_just_after_the_commit_is_said_not_a_silent_kill(tmp_path, capsys, monkeypatch):
+    """The console script keeps its handler to the end: a SIGTERM once the file is committed is said (the
+    output is complete, the command's status kept), neither a traceback nor a silent exit -15."""
+    from microrelease.app.cli import run as cli_run
+
+    finished = cli_run._FINISHED.set
+
+    def finish_then_terminated():
+        finished()
+        os.kill(os.getpid(), signal.SIGTERM)  # arrives after the commit, before the process ends
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(cli_run._FINISHED, "set", finish_then_terminated)
+    monkeypatch.setattr("sys.argv", ["microrelease", *release(tmp_path / "out.csv"), "--quiet"])
+    try:
+        assert cli_run.entry() == 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    err = capsys.readouterr().err
+    assert "SIGTERM received after the command had finished: its output is complete (exit 0)" in err
+    assert (tmp_path / "out.csv").exists()
