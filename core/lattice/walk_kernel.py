@@ -157,6 +157,7 @@ def _accumulated(base_keys, base_counts, heights, shifts, masks, parent_flat, pa
     width = max(len(base_keys), 1)
     kept_keys = np.empty(width, np.int64)  # the histogram's input: passing sizes, or packed pairs
     sizes = np.empty(width)
+    divisors = np.empty(width)  # sizes, 1 for a class of the population alone (it holds no values to divide)
     ok = np.empty(width, np.bool_)
     fails = np.empty(width, np.bool_)
     scratch = np.empty((3, max(v1 - v0, level_sizes.max())))
@@ -187,9 +188,12 @@ def _accumulated(base_keys, base_counts, heights, shifts, masks, parent_flat, pa
                 for c in range(v0, v1):
                     size += cnt[i, c]
             sizes[i] = size
+            divisors[i] = size if size > 0 else 1.0
             ok[i] = size > 0  # a class of the population alone holds none of the data's rows
         for k in range(len(kinds)):
-            mark_failing(cnt[:, v0:v1], n, sizes, table_p, kinds[k], l_values[k], c_values[k], t_values[k], height,
+            # the checks divide by the class size: a population-only class (k-map beside a model) would
+            # raise there; whatever they mark it, it is already not kept and counts no row
+            mark_failing(cnt[:, v0:v1], n, divisors, table_p, kinds[k], l_values[k], c_values[k], t_values[k], height,
                          level_sizes, map_flat, map_off, scratch, fails)
             for i in range(n):
                 if fails[i]:
