@@ -7,8 +7,9 @@ carry. What a class carries is declared by a :class:`WalkPlan`, and the kernel's
 - **rows**: a column of row counts, or the sum of the sensitive-value columns;
 - **sensitive counts** (l-diversity, t-closeness): each model's check marks failing classes
   (:func:`~microrelease.core.models.rollup_kernels.mark_failing`), counted per model;
-- **population counts** (k-map): a class with fewer than K population records fails (K > 0), or, for the
-  joint profile of every K at once (``pack``), the classes are histogrammed by (sample rows, population rows);
+- **population counts** (k-map): a class with fewer than K population records fails (K > 0; beside the
+  sensitive counts too, a class then fails either), or, for the joint profile of every K at once
+  (``pack``), the classes are histogrammed by (sample rows, population rows);
 - **quality sums** (Σ c_x² per class): the figures ARX's quality models read
   (:func:`~microrelease.core.lattice.quality_kernels.add_node_quality`).
 

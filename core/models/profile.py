@@ -11,6 +11,11 @@ without models (Samarati's search, policies and metrics are unchanged); the supp
 
 The table distribution that t-closeness compares with is that of the whole input (before
 suppression), as in Li et al.
+
+El Emam & Dankar's k-map rides in the same walk (``k_map``): the population's QI combinations are
+joined into the root classes as one more column of counts (population records), summed when classes
+merge as the value counts are; a class then also fails when the population holds fewer than K of its
+records, and a class of the population alone holds no row of the data (it is no class of the release).
 """
 
 from __future__ import annotations
