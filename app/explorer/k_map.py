@@ -29,6 +29,7 @@ from microrelease.core.lattice.generalization import class_representatives, clas
 from microrelease.core.lattice.release import node_suppression
 from microrelease.core.risk.k_map import KMap, KMapProfile, code_population, joint_profile
 
+
 @dataclass(frozen=True, eq=False)
 class PopulationTable:
     """A population table as read (every cell text) and the name the page and the report give it."""

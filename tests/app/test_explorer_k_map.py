@@ -18,8 +18,8 @@ from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.tabs.compare.state import CompareState  # noqa: E402
 from microrelease.app.tabs.export.state import ExportState  # noqa: E402
 from microrelease.core import Criteria, load_sample  # noqa: E402
-from microrelease.core.search import search_pruned  # noqa: E402
 from microrelease.core.data.samples import sample  # noqa: E402
+from microrelease.core.search import search_pruned  # noqa: E402
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 
