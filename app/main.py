@@ -25,7 +25,7 @@ from microrelease.app.explorer.sidebar import QUESTION, Sidebar
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.explorer.summary import Summary
 from microrelease.app.shared import kernel_strategy
-from microrelease.app.tabs.data.view import page_hand_back
+from microrelease.app.tabs.data.view import page_hand_back, page_hold
 from microrelease.app.tabs.lattice.state import LatticeState
 from microrelease.app.tabs.lattice.view import LatticeView
 from microrelease.app.tabs.registry import OPENING_TAB, TABS, TabContext
@@ -105,7 +105,7 @@ class Dashboard(pn.viewable.Viewer):
             self.explorer = Explorer(k=2 if dataset is None and self.sample == "samarati" else DEFAULT_K,
                                      population=population)
         if self.explorer.hand_back is None:  # served: profiles and searches run off the page's thread
-            self.explorer.hand_back = page_hand_back()
+            self.explorer.hand_back, self.explorer.hold = page_hand_back(), page_hold()
         if dataset is not None:
             self.explorer.load(dataset)
         elif self.explorer.dataset is None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import os
 import queue
-import re
 import shutil
 import signal
 import socket
@@ -46,6 +45,23 @@ STATUS = """() => { if (!window.Bokeh || !Bokeh.documents.length) return null;
     if (m.type === 'ColumnDataSource' && m.data.levels && m.data.status) return Array.from(m.data.status).join();
   return null }"""
 USABLE = f"() => ({IDLE})() && ({STATUS})() !== null"
+# The text of the element with an id, looked up through the shadow roots Panel's panes render into (the
+# root holding it is kept: the pane's text is replaced, its root is not). Polled every animation frame by
+# wait_for_function: a playwright locator's wait backs off to 500 ms between tries, half a second of
+# every figure once the first tries miss.
+TEXT_OF = """(id) => { const cached = window.__mrRoots && window.__mrRoots[id];
+  let hit = cached && cached.isConnected !== false ? cached.querySelector('#' + id) : null;
+  if (!hit) { const roots = [document];
+    while (roots.length && !hit) { const root = roots.pop(); hit = root.querySelector('#' + id);
+      if (hit) { (window.__mrRoots = window.__mrRoots || {})[id] = root; break; }
+      for (const el of root.querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot); } }
+  return hit ? hit.textContent : null }"""
+
+
+def wait_text(page, element_id: str, shown: str | None = None, timeout: float = 180_000) -> None:
+    """Until the element ``element_id`` exists (and, given ``shown``, reads it), checked every frame."""
+    predicate = "t => t !== null" if shown is None else f"t => t === {shown!r}"
+    page.wait_for_function(f"() => ({predicate})(({TEXT_OF})({element_id!r}))", timeout=timeout)
 KS = [2, 10, 50, 5, 25, 3, 100, 8, 40, 4, 20, 60]
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -162,14 +178,14 @@ WIDE_KS = [10, 20, 3, 7, 5]  # 5 last: the opening question, asked again (kept a
 WIDE_POLICIES = ["min-absolute", "loss", "min-relative"]
 
 
-def answered(page, server: Server, act, element: str, shown: str) -> tuple[float, float]:
-    """(wall, server CPU) from ``act()`` to the summary's ``element`` reading ``shown`` (the summary is
+def answered(page, server: Server, act, element_id: str, shown: str) -> tuple[float, float]:
+    """(wall, server CPU) from ``act()`` to the summary's ``element_id`` reading ``shown`` (the summary is
     written with the new answer) and the page idle."""
     page.wait_for_function(IDLE)
     cpu = cpu_seconds(server.process.pid)
     start = time.perf_counter()
     act()
-    page.locator(element, has_text=re.compile(f"^{re.escape(shown)}$")).wait_for(timeout=180_000)
+    wait_text(page, element_id, shown)
     page.wait_for_function(IDLE, timeout=180_000)
     return time.perf_counter() - start, cpu_seconds(server.process.pid) - cpu
 
@@ -183,7 +199,7 @@ def wide_figures(browser) -> None:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         server.wait_listening()
         page.goto(server.url)
-        page.locator("#n-kmin").wait_for(timeout=300_000)  # in a shadow root: a locator, not querySelector
+        wait_text(page, "n-kmin", timeout=300_000)  # in a shadow root: not document.querySelector
         page.wait_for_function(USABLE, timeout=300_000)
         now = time.perf_counter()
         wall, since_start = now - server.printed, now - server.started
@@ -196,7 +212,7 @@ def wide_figures(browser) -> None:
         box = page.locator(".k-input input").first
         for k in WIDE_KS:
             box.fill(str(k))
-            wall, cpu = answered(page, server, lambda: box.press("Enter"), "#k", str(k))
+            wall, cpu = answered(page, server, lambda: box.press("Enter"), "k", str(k))
             again = " (asked before: a kept answer)" if k == 5 else ""
             print(f"12 QIs, k -> {k:>2}{again}: {wall:5.2f} s (server CPU {cpu:5.2f} s); "
                   f"{verdict(wall, TARGETS['wide change'])}", flush=True)
@@ -204,7 +220,7 @@ def wide_figures(browser) -> None:
         for policy in WIDE_POLICIES:
             label = POLICIES[policy].label
             wall, cpu = answered(page, server, lambda label=label: select.select_option(label=label),
-                                 "#policy", policy)
+                                 "policy", policy)
             how = "the same tags" if POLICIES[policy].among == "k-minimal" else "a new search"
             print(f"12 QIs, policy -> {policy} ({how}): {wall:5.2f} s (server CPU {cpu:5.2f} s); "
                   f"{verdict(wall, TARGETS['wide change'])}", flush=True)

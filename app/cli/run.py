@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from microrelease.app.cli import app, check, dp, microaggregate, release, risk, search, sequential
 from microrelease.app.cli.flags import error_line
@@ -29,10 +30,47 @@ def _on_sigterm(signum, frame):  # noqa: ARG001 - the signal module's signature
     raise Terminated()
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line naming the flag and the value (argparse prints its
+    whole usage first: twenty lines above the one that says what is wrong), status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        line = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {line} (see {self.prog} --help)\n")
+
+
+def attach_values(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """``--max-sup -5%`` read as ``--max-sup=-5%``: argparse takes a value starting with ``-`` for a flag
+    (unless it reads as a plain negative number) and says "expected one argument" without the value.
+    A token after a flag that takes one value is that flag's value unless it is itself a flag."""
+    argv = list(argv)
+    if not argv or argv[0] not in _commands(parser):
+        return argv
+    flags = _commands(parser)[argv[0]]._option_string_actions
+    out, i = argv[:1], 1
+    while i < len(argv):
+        token = argv[i]
+        action = flags.get(token)
+        following = argv[i + 1] if i + 1 < len(argv) else None
+        if (action is not None and action.nargs is None and following is not None and following.startswith("-")
+                and following not in flags and following.split("=", 1)[0] not in flags and following != "--"):
+            out.append(f"{token}={following}")
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    return out
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices
+
+
 def build_parser() -> argparse.ArgumentParser:
     from microrelease.app.cli import __doc__ as doc  # the package's first line describes the program
 
-    parser = argparse.ArgumentParser(prog="microrelease", description=doc.splitlines()[0])
+    parser = OneLineParser(prog="microrelease", description=doc.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         p = sub.add_parser(command.NAME, help=command.HELP)
@@ -42,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(attach_values(parser, sys.argv[1:] if argv is None else argv))
     command = args.module
     previous = signal.getsignal(signal.SIGTERM)
     if command is not app:  # the server stops on SIGTERM as servers do; commands clean up first

@@ -5,13 +5,14 @@ in force and the worker; k-map's steps are :class:`~microrelease.app.explorer.k_
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import param
 
+from microrelease.app.explorer.controls import groups
 from microrelease.app.explorer.k_map import coded_k_map
 from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, build_profile
+from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.controls import keyword
 from microrelease.core.criteria.registry import spec_parameters
 from microrelease.core.exceptions import Cancelled, MicroreleaseError
 from microrelease.core.lattice.profile import LatticeProfile
@@ -19,12 +20,7 @@ from microrelease.core.models.profile import build_model_profile
 from microrelease.core.models.sensitive import prepare_models
 
 # The l-diversities of the criteria registry, by the keyword of their text spec ("distinct:L" -> "distinct").
-L_DIVERSITY = {cls.syntax.partition(":")[0]: cls for cls in spec_parameters()["l_diversity"]}
-
-
-def spec_number(x: float) -> str:
-    """A number as a model's text spec takes it (integral values without a decimal point)."""
-    return str(int(x)) if float(x).is_integer() else repr(float(x))
+L_DIVERSITY = {keyword(cls): cls for cls in spec_parameters()["l_diversity"]}
 
 
 class ModelSteps:
@@ -44,17 +40,21 @@ class ModelSteps:
         elif self.applied_k_map is not None and self.joint is not None:
             self._use_k_map()
 
+    def specs(self, *, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, str | None]:
+        """Each generated group's text spec by API parameter (None: off), composed from this Explorer's
+        values of its controls (:mod:`~microrelease.app.explorer.controls`); ``needs``/``scope`` filter
+        the groups as the registry's ``spec_parameters`` does."""
+        return {parameter: group.spec({c.name: getattr(self, c.name) for c in group.every})
+                for parameter, group in groups(needs=needs, scope=scope).items()}
+
+    def class_criteria_off(self) -> dict[str, object]:
+        """The values turning every criterion on the classes off (a new table asks for none of them)."""
+        return {name: off for group in groups(scope=Scope.CLASS).values() for name, off in group.off().items()}
+
     def model_specs(self) -> dict[str, str]:
-        """The privacy models asked for, as text specs by API parameter (empty: k-anonymity alone),
-        parsed by the core's criteria registry as the command line's flags are."""
-        specs = {}
-        if self.l_kind != "none":  # the keyword, then the model's fields in its declared order (c, l)
-            chosen = {"l": self.l, "c": self.c}
-            specs["l_diversity"] = ":".join([self.l_kind, *(spec_number(chosen[f.name])
-                                                             for f in fields(L_DIVERSITY[self.l_kind]))])
-        if self.t > 0:
-            specs["t_closeness"] = f"{spec_number(self.t)}:{self.ground}"
-        return specs
+        """The privacy models on the sensitive values asked for, as text specs by API parameter (empty:
+        none), parsed by the core's criteria registry as the command line's flags are."""
+        return {p: spec for p, spec in self.specs(needs=Statistic.VALUE_COUNTS).items() if spec}
 
     def _apply_model_specs(self) -> None:
         """The privacy models (or k-map, or both) the sidebar asks for, applied: built off the page, said when

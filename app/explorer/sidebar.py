@@ -2,6 +2,9 @@
 weights, privacy models), and the lattice view mode. It shows only the sections of the tab in view
 (:meth:`Sidebar.show`, driven by the tab registry's ``sidebar`` entries): the tabs with their own k
 must not have a second k on screen beside theirs.
+
+The privacy criteria's boxes are generated from the core's registry, one group per API parameter
+(:mod:`~microrelease.app.explorer.controls`), placed in the section of what the criterion reads.
 """
 
 from __future__ import annotations
@@ -11,11 +14,23 @@ from collections.abc import Callable
 import panel as pn
 import param
 
+from microrelease.app.explorer.controls import groups
 from microrelease.app.explorer.state import Explorer
 from microrelease.app.text import shown
 from microrelease.core import POLICIES
+from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.controls import Control
 
 QUESTION, LATTICE_VIEW = "question", "lattice-view"  # the sections a tab can ask for
+
+# The sections of the criteria's groups, by what a criterion reads (first that applies); a group none
+# takes goes to the last
+SECTIONS = (
+    ("attribute", "#### Privacy models (attribute disclosure)", {"needs": Statistic.VALUE_COUNTS}),
+    ("k-map", "#### k-map (a population table)", {"needs": Statistic.POPULATION_SIZE}),
+    ("risk", "#### Risk-based privacy models (re-identification)", {"scope": Scope.RELEASE}),
+)
+OTHER = ("other", "#### Other privacy criteria")
 
 
 class CheckedIntInput(pn.widgets.IntInput):
@@ -36,6 +51,12 @@ class CheckedFloatInput(pn.widgets.FloatInput):
 
     _rename = {"start": None, "end": None}
     _debounce = 0
+
+
+def css_class(control: Control) -> str:
+    """The CSS class of a control's widget (the browser tests find it by it): its name with dashes, and
+    ``-value`` for a number box (``l-kind``, ``ground``; ``l-value``, ``t-value``, ``max-risk-value``)."""
+    return control.name.replace("_", "-") + ("" if control.choices else "-value")
 
 
 def bounds_text(start, end) -> str:
@@ -72,36 +93,23 @@ class Sidebar(pn.viewable.Viewer):
         self.reset = pn.widgets.Button(label="Reset expansions")
         self.sensitive = pn.widgets.Select.from_param(e.param.sensitive_attribute, label="Sensitive attribute",
                                                       css_classes=["sensitive-select"])
-        self.l_kind = pn.widgets.Select.from_param(e.param.l_kind, label="l-diversity", css_classes=["l-kind"])
-        self.l_value = CheckedFloatInput(label="l", value=e.l, step=1, start=1, css_classes=["l-value"])
-        self.c_value = CheckedFloatInput(label="c (recursive)", value=e.c, step=0.5, start=0, css_classes=["c-value"])
-        self.t_value = CheckedFloatInput(label="t-closeness t (0 = off)", value=e.t, step=0.05, start=0, end=1,
-                                         css_classes=["t-value"])
-        self.ground = pn.widgets.Select.from_param(e.param.ground, label="EMD ground distance")
-        # risk-based privacy models: one box per Explorer parameter, checked like l, c and t
-        self.risk_boxes = {name: CheckedFloatInput(label=e.param[name].label, value=getattr(e, name), step=step,
-                                                   start=0, end=1, css_classes=[f"risk-{name.replace('_', '-')}"])
-                           for name, step in (("max_risk", 0.01), ("risk_threshold", 0.05), ("max_at_risk", 0.01),
-                                              ("max_uniqueness", 0.005), ("sampling_fraction", 0.05))}
+        # The privacy criteria: one group of boxes per registry parameter (k aside: the slider's), each box
+        # an Explorer parameter of the control's name (``self.boxes``), its number boxes checked as k's
+        self.boxes: dict[str, pn.widgets.Widget] = {}
+        self.groups = {parameter: pn.Column(*(self._box(c) for c in group.every), margin=0,
+                                            css_classes=["criterion-" + parameter.replace("_", "-")])
+                       for parameter, group in groups().items()}
         self.model_progress = pn.indicators.Progress(value=0, max=100, width=280, visible=False,
                                                      css_classes=["model-progress"])
         self.cancel = pn.widgets.Button(label="Cancel", visible=False, css_classes=["model-cancel"])
         self.cancel.on_click(lambda _: e.cancel_profile())
         # k-map against a population table: enabled only when the dataset's population is known
-        self.k_map = CheckedIntInput(label=e.param.k_map.label, value=e.k_map, start=0, css_classes=["k-map"],
-                                     description=e.param.k_map.doc)
         self.k_map_note = pn.pane.Markdown(css_classes=["k-map-note"], sizing_mode="stretch_width")
         self.expand.on_click(lambda _: e.expand_selected())
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
         self._check(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
         self._check(self.sup_rows, "MaxSup (rows)", lambda: e.max_sup, lambda v: setattr(e, "max_sup", v))
         self._check(self.sup_pct, "MaxSup (% of rows)", lambda: self._pct(e.max_sup), e.max_sup_share)
-        for box, name in ((self.l_value, "l"), (self.c_value, "c"), (self.t_value, "t"),
-                          *((box, name) for name, box in self.risk_boxes.items())):
-            self._check(box, name, lambda name=name: getattr(e, name), lambda v, name=name: setattr(e, name, v))
-            e.param.watch(lambda ev, box=box: self._set(box, ev.new), [name])
-        self._check(self.k_map, "k-map K", lambda: e.k_map, lambda v: setattr(e, "k_map", v))
-        e.param.watch(lambda ev: self._set(self.k_map, ev.new), ["k_map"])
         e.param.watch(self._show_population, ["population_name"])
         e.param.watch(lambda ev: self._set(self.k_input, ev.new), ["k"])
         e.param.watch(lambda ev: self._show_max_sup(ev.new), ["max_sup"])
@@ -111,17 +119,17 @@ class Sidebar(pn.viewable.Viewer):
         e.param.watch(self._show_model_progress, ["model_progress", "model_running", "search_progress", "searching"])
         e.param.watch(self._show_large, ["large"])
         # What reads the whole-lattice profile: hidden on a large lattice (the pruned search answers k-anonymity)
-        self.attribute_models = pn.Column(
-            "#### Privacy models (attribute disclosure)", self.sensitive, self.l_kind, self.l_value, self.c_value,
-            self.t_value, self.ground, margin=0)
-        self.k_map_models = pn.Column("#### k-map (a population table)", self.k_map, self.k_map_note, margin=0)
-        self.risk_models = pn.Column("#### Risk-based privacy models (re-identification)", *self.risk_boxes.values(),
-                                     margin=0)
+        sections = self._sections()
+        self.attribute_models = pn.Column(sections["attribute"][0], self.sensitive, *sections["attribute"][1:],
+                                          margin=0)
+        self.k_map_models = pn.Column(*sections["k-map"], self.k_map_note, margin=0)
+        self.risk_models = pn.Column(*sections["risk"], margin=0)
+        self.other_models = pn.Column(*sections["other"], margin=0, visible=len(sections["other"]) > 1)
         self.large_note = pn.pane.Markdown(css_classes=["large-note"], sizing_mode="stretch_width", visible=False)
         self.question = pn.Column(
             "### 2 · Question", self.k_slider, self.k_input, self.input_message, self.sup_rows, self.sup_pct,
             self.policy, self.weights, self.attribute_models, self.k_map_models, self.model_progress, self.cancel, self.large_note,
-            self.risk_models, css_classes=["sidebar-question"])
+            self.risk_models, self.other_models, css_classes=["sidebar-question"])
         self.view_modes = pn.Column(
             self.view, self.expand, self.reset,
             pn.pane.Markdown("Sub-lattice: fix some QIs at a level", margin=(10, 5, 0, 5)), self.fixed, margin=0)
@@ -137,6 +145,33 @@ class Sidebar(pn.viewable.Viewer):
         self._show_population()
         self._show_large()
         self._show_model_progress()
+
+    # --- the privacy criteria's generated boxes ------------------------------------------------------
+    def _box(self, control: Control) -> pn.widgets.Widget:
+        """The widget of one control, bound to the Explorer's parameter of its name: a select for a choice,
+        else a number box whose bounds the server checks (:meth:`_check`), showing the value in force."""
+        e, name = self.state, control.name
+        if control.choices:
+            box = pn.widgets.Select.from_param(e.param[name], label=control.label, css_classes=[css_class(control)])
+        else:
+            kind = CheckedIntInput if control.kind is int else CheckedFloatInput
+            box = kind(label=control.label, value=getattr(e, name), start=control.low, end=control.high,
+                       step=control.step or 1, css_classes=[css_class(control)], description=control.doc or None)
+            self._check(box, name, lambda: getattr(e, name), lambda v: setattr(e, name, v))
+            e.param.watch(lambda ev: self._set(box, ev.new), [name])
+        self.boxes[name] = box
+        return box
+
+    def _sections(self) -> dict[str, list]:
+        """Each section's heading, then its groups (registry order): a group goes to the first section
+        whose filter of the registry takes it (:data:`SECTIONS`), else to the last (:data:`OTHER`)."""
+        sections, placed = {}, set()
+        for key, heading, which in SECTIONS:
+            taken = [p for p in groups(**which) if p not in placed]
+            placed.update(taken)
+            sections[key] = [heading, *(self.groups[p] for p in taken)]
+        sections[OTHER[0]] = [OTHER[1], *(g for p, g in self.groups.items() if p not in placed)]
+        return sections
 
     # --- the question's number boxes: bounds checked on the server, with a message -------------------
     def _check(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
@@ -200,7 +235,7 @@ class Sidebar(pn.viewable.Viewer):
 
     def _show_population(self, *_) -> None:
         name = self.state.population_name
-        self.k_map.disabled = not name
+        self.boxes["k_map"].disabled = not name
         self.k_map_note.object = (
             f"Each released class needs K records in the population {shown(name)} (k still applies to the sample)."
             if name else "Needs a population table: the adult-sample sample, or `microrelease app DATA ... "

@@ -11,6 +11,7 @@ Find_vector probe highlighted. Colours and text for the page live in the views.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from microrelease.app.explorer.controls import declare, names
 from microrelease.app.explorer.k_map import (
     KMapSteps,
     PopulationTable,
@@ -26,7 +28,7 @@ from microrelease.app.explorer.k_map import (
     population_for,
 )
 from microrelease.app.explorer.large import LargeAnswer, Searcher, large_lattice
-from microrelease.app.explorer.models import L_DIVERSITY, ModelSteps, spec_number
+from microrelease.app.explorer.models import ModelSteps
 from microrelease.app.shared import Latest, kernel_strategy
 from microrelease.core import (
     POLICIES,
@@ -39,15 +41,15 @@ from microrelease.core import (
     generalize,
     query,
 )
+from microrelease.core.criteria.base import Scope
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.exceptions import InvalidParameterError, MicroreleaseError
-from microrelease.core.lattice.hierarchies import describe_vector
+from microrelease.core.lattice.hierarchies import describe_vector, describe_vectors
 from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
-from microrelease.core.models.t_closeness import GROUNDS
 from microrelease.core.risk.criteria import PopulationUniqueness
 from microrelease.core.risk.reidentification import node_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
@@ -72,22 +74,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     selected = param.Integer(default=None, allow_None=True)
     probe = param.Integer(default=None, allow_None=True, doc="Find_vector step highlighted (index in the trace)")
     sensitive_attribute = param.Selector(default="", objects=[""], doc="sensitive attribute of l-diversity / t-closeness")
-    l_kind = param.Selector(default="none", objects=["none", *L_DIVERSITY], label="l-diversity")
-    l = param.Number(default=2, bounds=(1, None), label="l")  # noqa: E741 - the papers' name
-    c = param.Number(default=3, bounds=(0, None), inclusive_bounds=(False, True), label="c (recursive)")
-    t = param.Number(default=0.0, bounds=(0, 1), label="t-closeness t (0 = off)")
-    ground = param.Selector(default="equal", objects=list(GROUNDS), label="EMD ground distance")
-    # risk-based privacy models (microrelease.core.risk.criteria), parsed as the command line's flags are
-    max_risk = param.Number(default=0.0, bounds=(0, 1), label="average risk at most (0 = off)")
-    risk_threshold = param.Number(default=0.2, bounds=(0, 1), inclusive_bounds=(False, True),
-                                  label="a record is at risk above")
-    max_at_risk = param.Number(default=1.0, bounds=(0, 1), label="records at risk at most (share; 1 = off)")
-    max_uniqueness = param.Number(default=0.0, bounds=(0, 1), label="population uniques at most (0 = off)")
-    sampling_fraction = param.Number(default=0.1, bounds=(0, 1), inclusive_bounds=(False, True),
-                                     label="the data's share of the population")
-    # k-map against a population table (microrelease.app.explorer.k_map); 0 = off
-    k_map = param.Integer(default=0, bounds=(0, None), label="k-map K (0 = off)",
-                          doc="every released class has >= K records in the population table")
+    # The privacy criteria's parameters (l_kind, l, c, t, ground, max_risk, ..., k_map: one per control the
+    # registry's criteria declare) are generated: controls.declare, below the class and on each new Explorer
     population_name = param.String(default="", precedence=-1,
                                    doc="the population table k-map reads ('' = none known: k-map is off)")
 
@@ -109,7 +97,12 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     def __init__(self, dataset: Dataset | None = None, profile: LatticeProfile | None = None, *,
                  population: PopulationTable | None = None, **params):
+        declare(type(self))  # a criterion registered since the class was made (a test's) gets its parameters
         super().__init__(**params)
+        # A criterion on the classes changes the profile; one on the release only the query of it. One
+        # watcher each, so that a batch of changes is answered once.
+        self.param.watch(lambda *_: self._apply_models(), ["sensitive_attribute", *names(scope=Scope.CLASS)])
+        self.param.watch(lambda *_: self._answer(), ["k", "max_sup", "policy", "weights", *names(scope=Scope.RELEASE)])
         self._loading = False
         # k-map: the population given to the dashboard (a bundled sample knows its own), the one of the
         # dataset loaded, its joint roll-up with the dataset once built, and the KMap in force (or None)
@@ -126,6 +119,9 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         # document lock); None: here and now (tests, notebooks). With it, a privacy model's profile
         # is built on a worker thread, so that the page stays responsive.
         self.hand_back: Callable[[Callable[[], None]], None] | None = None
+        # What a question answered here and now changes goes to a served page as one message under this
+        # (sent change by change, the browser lays the page out again for each: half a second at 12 QIs).
+        self.hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext
         self._models = Latest("microrelease-models")
         self._search = Latest("microrelease-search")
         self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
@@ -166,11 +162,11 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
                 self._population, self.joint = population_for(dataset, self.given_population), None
                 self.population_name = self._population.name if self._population is not None else ""
-                self.k_map = 0
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
                 self.param.sensitive_attribute.objects = ["", *others]
-                self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
+                self.sensitive_attribute = ""
+                self.param.update(self.class_criteria_off())
                 self.selected, self.probe, self.expanded, self.fixed = None, None, [], {}
                 self.answer, self.preferred, self.message = answer, preferred, message
         finally:
@@ -195,11 +191,12 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.param.max_sup.bounds = (0, n)
                 self.large, self.dataset, self.profile, self.plain_profile = True, dataset, None, None
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
-                self._population, self.joint, self.population_name, self.k_map = None, None, "", 0
+                self._population, self.joint, self.population_name = None, None, ""
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
                 self.param.sensitive_attribute.objects = ["", *others]
-                self.sensitive_attribute, self.l_kind, self.t = "", "none", 0.0
+                self.sensitive_attribute = ""
+                self.param.update(self.class_criteria_off())
                 self.selected, self.probe, self.expanded, self.fixed, self.view = None, None, [], {}, "auto"
                 self.answer, self.preferred, self.message = None, None, ""
         finally:
@@ -295,14 +292,11 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         super().cancel_profile()
 
     def criteria(self) -> tuple:
-        """The risk-based privacy models asked for, parsed from text specs as the command line's."""
+        """The criteria on the release asked for (the risk limits, and any registered since), parsed from
+        their text specs as the command line's."""
         strategy = kernel_strategy("uniqueness")  # compiled, or numpy until the warm-up has compiled it
-        return tuple(replace(c, strategy=strategy) if isinstance(c, PopulationUniqueness) else c for c in parse_criteria({
-            "max_risk": spec_number(self.max_risk) if self.max_risk > 0 else None,
-            "max_records_at_risk": f"{spec_number(self.risk_threshold)}:{spec_number(self.max_at_risk)}"
-            if self.max_at_risk < 1 else None,
-            "max_uniqueness": f"{spec_number(self.max_uniqueness)}:{spec_number(self.sampling_fraction)}"
-            if self.max_uniqueness > 0 else None}))
+        return tuple(replace(c, strategy=strategy) if isinstance(c, PopulationUniqueness) else c
+                     for c in parse_criteria(self.specs(scope=Scope.RELEASE)))
 
     def unapplied(self) -> str:
         """Why the lattice does not answer the question the sidebar asks ('' when it does): privacy models
@@ -329,17 +323,22 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         except (NoSolutionError, InvalidParameterError) as exc:  # no node; or a quality policy with models
             return answer, None, str(exc)
 
-    @param.depends("sensitive_attribute", "l_kind", "l", "c", "t", "ground", "k_map", watch=True)
-    def _apply_models(self) -> None:
+    def _apply_models(self) -> None:  # on a new sensitive attribute or criterion on the classes (__init__)
+        with self.hold():
+            self._apply_models_now()
+
+    def _apply_models_now(self) -> None:
         if self.large:  # the pruned search takes the models with the question (k-map: hidden there)
             if not self._loading:
                 self._ask_pruned()
             return
         self._apply_model_specs()
 
-    @param.depends("k", "max_sup", "policy", "weights", "max_risk", "risk_threshold", "max_at_risk",
-                   "max_uniqueness", "sampling_fraction", watch=True)
-    def _answer(self) -> None:
+    def _answer(self) -> None:  # on a new k, MaxSup, policy, weights or criterion on the release (__init__)
+        with self.hold():
+            self._answer_now()
+
+    def _answer_now(self) -> None:
         if self._loading:
             return
         if self.large:
@@ -404,7 +403,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         return pd.DataFrame({
             "node": ids,
             "vector": [str(row) for row in self.lattice.grid[ids].tolist()],  # "[1, 0, 2]", one call for all
-            "levels": [self.vector_text(int(i)) for i in ids],
+            "levels": describe_vectors(self.dataset.hierarchies, self.lattice.grid[ids]),
             "height": self.lattice.node_heights[ids],
             "status": np.asarray(STATUS, dtype=object)[status],
             "suppressed": a.stats.suppressed[ids],
@@ -485,3 +484,6 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             return pd.DataFrame()
         return explain_node(self.dataset, self.applied_frequency, self.lattice.node(node), self.applied_models,
                             k=self.k)
+
+
+declare(Explorer)  # the registry's criteria, as the class is made (the sidebar reads their parameters)

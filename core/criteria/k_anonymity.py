@@ -10,6 +10,7 @@ from typing import ClassVar
 import numpy as np
 
 from microrelease.core.criteria.base import ClassView, Scope, Statistic
+from microrelease.core.criteria.controls import Control, control
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.validation import check_int
 
@@ -18,7 +19,8 @@ from microrelease.core.validation import check_int
 class KAnonymity:
     """Every released class has at least ``k`` rows (a smaller one is suppressed)."""
 
-    k: int
+    # the question's own (a front end asks for it apart from the other criteria: the dashboard's k slider)
+    k: int = control(Control("k", "k", int, 2, low=1, doc="every released QI combination has >= k rows"))
     name: ClassVar[str] = "k-anonymity"
     parameter: ClassVar[str] = "k"
     syntax: ClassVar[str] = "K"

@@ -2,8 +2,9 @@
 
 :data:`CRITERIA` maps each criterion's ``name`` to its class (what a class declares:
 :mod:`~microrelease.core.criteria.base`). The command line's flags and the contract tests are
-generated from it; :func:`parse_criteria` reads text specs by API parameter.
-Adding a criterion is its module, one entry here, and its tests.
+generated from it, and so are the dashboard's boxes (:func:`control_groups`, from the controls each
+criterion's fields declare: :mod:`~microrelease.core.criteria.controls`); :func:`parse_criteria` reads
+text specs by API parameter. Adding a criterion is its module, one entry here, and its tests.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.controls import ControlGroup
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
@@ -39,6 +41,13 @@ def spec_parameters(*, needs: Statistic | None = None, scope: Scope | None = Non
             continue
         by_parameter[cls.parameter] = (*by_parameter.get(cls.parameter, ()), cls)
     return by_parameter
+
+
+def control_groups(*, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, ControlGroup]:
+    """One :class:`ControlGroup` per API parameter of :func:`spec_parameters` (same filters, same order):
+    what a front end asks for each, generated from the criteria's declared controls."""
+    return {parameter: ControlGroup.of(parameter, classes)
+            for parameter, classes in spec_parameters(needs=needs, scope=scope).items()}
 
 
 def _needs(cls: type) -> frozenset[Statistic]:

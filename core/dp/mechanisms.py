@@ -39,6 +39,20 @@ def check_sensitivity(sensitivity) -> float:
     return check_positive(sensitivity, "sensitivity")
 
 
+MAX_SCALE = 2.0 ** 1000  # Δ/ε at most this: the snapping grid (a power of two >= Δ/ε) and the noise stay finite
+
+
+def check_scale(sensitivity: float, epsilon: float) -> float:
+    """Δ/ε, refused when floating point cannot hold the noise it calls for (ε = 1e-320: Δ/ε is infinite)."""
+    scale = sensitivity / epsilon
+    if not scale <= MAX_SCALE:
+        raise InvalidParameterError(
+            f"The 'epsilon' parameter is too small for the sensitivity: the noise scale sensitivity/epsilon = "
+            f"{sensitivity!r}/{epsilon!r} = {scale!r} is beyond floating point (at most 2^1000); give a larger epsilon",
+            parameter="epsilon")
+    return scale
+
+
 class Laplace:
     """Laplace noise with scale Δ/ε.
 
@@ -50,7 +64,7 @@ class Laplace:
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
         self.rng = check_rng(rng)
-        self.scale = self.sensitivity / self.epsilon
+        self.scale = check_scale(self.sensitivity, self.epsilon)
 
     def __repr__(self) -> str:
         return f"Laplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r})"
@@ -117,6 +131,7 @@ class Staircase:
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, gamma: float | str = "mean-abs", rng=None):
         self.epsilon = check_epsilon(epsilon)
         self.sensitivity = check_sensitivity(sensitivity)
+        check_scale(self.sensitivity, self.epsilon)
         self.rng = check_rng(rng)
         if isinstance(gamma, str):
             if gamma not in GAMMA_PRESETS:

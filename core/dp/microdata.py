@@ -258,7 +258,13 @@ def dp_release(
                       "as is, so the file is not epsilon-DP as a whole (each column is, as a multiset)",
                       PrivacyWarning, stacklevel=2)
     x = np.clip(x, lo, hi)
-    noisy, sensitivity = _noisy(x, lo, hi, epsilon / x.shape[1], method, noise, k, check_rng(rng))
+    try:
+        noisy, sensitivity = _noisy(x, lo, hi, epsilon / x.shape[1], method, noise, k, check_rng(rng))
+    except InvalidParameterError as exc:  # the mechanism saw one attribute's share: say what the user gave
+        if exc.parameter != "epsilon":
+            raise
+        raise InvalidParameterError(f"epsilon {epsilon!r} over {x.shape[1]} attribute(s) is {epsilon / x.shape[1]!r} "
+                                    f"each: {exc}", parameter="epsilon") from None
     if method != "record-noise":
         k = check_k(k, len(x))
     released = _released(table, attributes, noisy, keep, shuffle_each=several and not linked)

@@ -22,7 +22,6 @@ record (0..V−1), a partition as the class number of every record (0..C−1).
 
 from __future__ import annotations
 
-import networkx as nx
 import numpy as np
 
 TOLERANCE = 1e-12  # on |ln ratio|, as epsilon_achieved is computed
@@ -95,6 +94,8 @@ def compositions(sizes: np.ndarray, bin_counts: np.ndarray, theta: float) -> np.
     if ((low > high).any() or (group_need < 0).any() or (bin_need < 0).any()
             or (high.sum(axis=1) < group_sizes).any() or ((members[:, None] * high).sum(axis=0) < bin_counts).any()):
         return None
+    import networkx as nx  # here: its import is a third of a second of every command's start
+
     graph = nx.DiGraph()
     graph.add_nodes_from(["source", "sink"])
     for g in range(len(group_sizes)):

@@ -14,11 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 Node = tuple[int, ...]
 
@@ -160,6 +163,8 @@ class Lattice:
 
     def to_networkx(self) -> nx.DiGraph:
         """The lattice as a DiGraph (edges point up); nodes carry ``vector``, ``height``, ``index``."""
+        import networkx as nx  # here: a third of a second of every command's start, for the drawings only
+
         g = nx.DiGraph()
         for i, row in enumerate(self.grid):
             vec = tuple(int(d) for d in row)

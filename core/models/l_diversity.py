@@ -18,7 +18,14 @@ from typing import ClassVar
 
 import numpy as np
 
+from microrelease.core.criteria.controls import Control, control
 from microrelease.core.models.base import TOLERANCE, KernelCode, PrivacyModel, Statistic, distributions
+
+# What a front end asks (one box each, shared by the three: Control); a box of l takes any number, as
+# entropy l does, and a whole one for the others is checked by their spec
+L = Control("l", "l", float, 2, low=1, step=1, doc="the class's distinct / effective values at least l")
+C = Control("c", "c (recursive)", float, 3, low=0, low_open=True, step=0.5,
+            doc="the most frequent value below c times the tail from the l-th")
 
 
 def entropy(counts: np.ndarray) -> np.ndarray:
@@ -38,6 +45,8 @@ class LDiversity(PrivacyModel):
     monotone_generalization: ClassVar[bool] = True
     monotone_suppression: ClassVar[bool] = False
     field_types: ClassVar[tuple[type, ...]]  # of the dataclass fields, in the order the syntax gives them
+    # the front end's choice among the three (its choices: "none" and the specs' keywords)
+    selector: ClassVar[Control] = Control("l_kind", "l-diversity", str, "none")
 
     @classmethod
     def from_spec(cls, spec: str):
@@ -73,7 +82,7 @@ class LDiversity(PrivacyModel):
 
 @dataclass(frozen=True)
 class DistinctLDiversity(LDiversity):
-    l: int  # noqa: E741 - the paper's name
+    l: int = control(L)  # noqa: E741 - the paper's name
 
     name: ClassVar[str] = "distinct-l-diversity"
     syntax: ClassVar[str] = "distinct:L"
@@ -93,7 +102,7 @@ class DistinctLDiversity(LDiversity):
 
 @dataclass(frozen=True)
 class EntropyLDiversity(LDiversity):
-    l: float  # noqa: E741
+    l: float = control(L)  # noqa: E741
 
     name: ClassVar[str] = "entropy-l-diversity"
     syntax: ClassVar[str] = "entropy:L"
@@ -113,8 +122,8 @@ class EntropyLDiversity(LDiversity):
 
 @dataclass(frozen=True)
 class RecursiveCLDiversity(LDiversity):
-    c: float
-    l: int  # noqa: E741
+    c: float = control(C)
+    l: int = control(L)  # noqa: E741
 
     name: ClassVar[str] = "recursive-cl-diversity"
     syntax: ClassVar[str] = "recursive:C:L"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from microrelease.core.criteria.controls import Control, control
 from microrelease.core.exceptions import CoverageError
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.models.base import TOLERANCE, KernelCode, PrivacyModel, Statistic, distributions
@@ -77,8 +78,9 @@ class TCloseness(PrivacyModel):
     ground takes the sensitive attribute's ``hierarchy`` and ``order`` (the ground code of each
     sensitive value column) from the data: see :meth:`bind`."""
 
-    t: float
-    ground: str = "equal"
+    t: float = control(Control("t", "t-closeness t (0 = off)", float, 0.0, low=0, high=1, step=0.05, off=0.0,
+                               doc="EMD to the table's distribution at most t"))
+    ground: str = control(Control("ground", "EMD ground distance", str, "equal", choices=GROUNDS), default="equal")
     hierarchy: Hierarchy | None = None
     order: tuple[int, ...] = ()
 

@@ -30,6 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.controls import Control, control
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.risk.reidentification import node_risk, table_risk
@@ -54,7 +55,8 @@ def _share(text: str, what: str, parameter: str, *, closed_low: bool = False) ->
 class AverageRisk:
     """The average prosecutor risk of the released records is at most ``limit``."""
 
-    limit: float
+    limit: float = control(Control("max_risk", "average risk at most (0 = off)", float, 0.0, low=0, high=1,
+                                   step=0.01, off=0.0))
     name: ClassVar[str] = "average-risk"
     monotone_generalization: ClassVar[bool] = False  # see the module docstring (read by a report's minimality)
     monotone_suppression: ClassVar[bool] = False
@@ -95,8 +97,10 @@ class AverageRisk:
 class RecordsAtRisk:
     """At most a share ``share`` of the released records has a prosecutor risk above ``threshold``."""
 
-    threshold: float
-    share: float
+    threshold: float = control(Control("risk_threshold", "a record is at risk above", float, 0.2, low=0, high=1,
+                                       low_open=True, step=0.05))
+    share: float = control(Control("max_at_risk", "records at risk at most (share; 1 = off)", float, 1.0, low=0,
+                                   high=1, step=0.01, off=1.0))
     name: ClassVar[str] = "records-at-risk"
     monotone_generalization: ClassVar[bool] = False
     monotone_suppression: ClassVar[bool] = False
@@ -151,8 +155,10 @@ class PopulationUniqueness:
     """The estimated share of population uniques (Dankar et al.'s rule) is at most ``limit``, for a
     sample of a share ``sampling_fraction`` of the population."""
 
-    limit: float
-    sampling_fraction: float
+    limit: float = control(Control("max_uniqueness", "population uniques at most (0 = off)", float, 0.0, low=0,
+                                   high=1, step=0.005, off=0.0))
+    sampling_fraction: float = control(Control("sampling_fraction", "the data's share of the population", float,
+                                               0.1, low=0, high=1, low_open=True, step=0.05))
     strategy: str = field(default="numba", compare=False)  # uniqueness_by_node's: "numpy" compiles nothing
     name: ClassVar[str] = "population-uniqueness"
     monotone_generalization: ClassVar[bool] = False

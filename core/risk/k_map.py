@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.criteria.base import ClassView, Scope, Statistic
+from microrelease.core.criteria.controls import Control, control
 from microrelease.core.data.dataset import as_text, read_table
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
@@ -131,7 +132,8 @@ class KMap:
     (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.base`; from text it has no population
     until :meth:`bind`)."""
 
-    k: int
+    k: int = control(Control("k_map", "k-map K (0 = off)", int, 0, low=0, off=0,
+                             doc="every released class has >= K records in the population table"))
     population: Population | None = field(default=None, repr=False, compare=False)
     name: ClassVar[str] = "k-map"
     parameter: ClassVar[str] = "k_map"

@@ -30,7 +30,7 @@ def test_an_average_risk_limit_recolours_the_lattice_and_the_details_give_the_ri
     page.wait_for_function(IDLE)
     assert "fails privacy model" not in page.evaluate(STATUSES)
 
-    set_number(page, ".risk-max-risk", 0.01)
+    set_number(page, ".max-risk-value", 0.01)
     page.wait_for_function(f"() => ({STATUSES})().includes('fails privacy model')", timeout=60_000)
     page.wait_for_function(IDLE)
     cli = subprocess.run([str(Path(sys.executable).parent / "microrelease"), "search", "--sample", "adult", "--k", "2",

@@ -176,3 +176,27 @@ def test_a_kept_answer_drops_the_search_still_running_for_an_older_question(wide
     for fn in pending:  # progress or the answer of k = 7: dropped, a newer question came
         fn()
     assert e.answer is first and e.k == 5 and not e.searching
+
+
+def test_an_answer_given_here_and_now_is_one_held_change(wide):
+    """A question the widget's own callback answers (a kept answer, a policy among the k-minimal nodes) is
+    changed under the page's hold: sent change by change, a served page lays itself out again per change."""
+    import contextlib
+
+    e = Explorer(wide, k=5, max_sup=30)
+    held, seen = [False], []
+
+    @contextlib.contextmanager
+    def hold():
+        held[0] = True
+        try:
+            yield
+        finally:
+            held[0] = False
+
+    e.hold = hold
+    e.param.watch(lambda *_: seen.append(held[0]), ["answer", "preferred"])
+    e.k = 10
+    e.k = 5  # asked before: the kept answer, given in this call
+    e.policy = "min-absolute"  # the same tags
+    assert seen and all(seen)

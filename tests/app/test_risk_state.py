@@ -58,7 +58,7 @@ def test_a_node_s_risk_is_that_of_its_released_rows(explorer):
 
 def test_a_risk_box_outside_its_bounds_is_refused_with_a_message(explorer):
     sidebar = Sidebar(state=explorer)
-    box = sidebar.risk_boxes["sampling_fraction"]
+    box = sidebar.boxes["sampling_fraction"]
     box.value = 0.0
     assert sidebar.input_message.visible and "was not applied" in sidebar.input_message.object
     assert explorer.sampling_fraction == 0.1

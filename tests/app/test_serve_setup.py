@@ -40,7 +40,7 @@ def test_what_the_server_loaded_before_its_first_page_is_out_of_the_collectors_f
 
 def test_a_number_typed_in_the_sidebar_is_applied_without_panels_wait_for_more_events():
     sidebar = Dashboard(sample="samarati").sidebar
-    boxes = [sidebar.k_input, sidebar.sup_rows, sidebar.sup_pct, sidebar.l_value, sidebar.c_value, sidebar.t_value]
+    boxes = [sidebar.k_input, sidebar.sup_rows, sidebar.sup_pct, *(sidebar.boxes[n] for n in ("l", "c", "t"))]
     # Panel reads _debounce (ms) before it applies an event from the page; its default is 50
     assert all(box._debounce == 0 for box in boxes)
     assert pn.widgets.IntInput._debounce == 50 == pn.widgets.FloatInput._debounce

@@ -9,6 +9,7 @@ Every text quoting the data (file names, column names, values, level names) is e
 
 from __future__ import annotations
 
+import contextlib
 import io
 
 import panel as pn
@@ -49,6 +50,16 @@ def page_hand_back():
         doc.add_next_tick_callback(locked)
 
     return hand_back
+
+
+def page_hold():
+    """A context manager factory that sends what is changed under it to this session's page as one
+    message (a question answered in the widget's own callback: a kept answer, a policy among the
+    k-minimal nodes, any question the profile answers); a no-op outside a served session."""
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return contextlib.nullcontext
+    return lambda: pn.io.hold(doc)
 
 
 def text_pane(css: str, **params) -> pn.pane.HTML:

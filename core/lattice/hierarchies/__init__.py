@@ -3,7 +3,7 @@
 from microrelease.core.lattice.hierarchies.arx import find_hierarchy_file, read_arx, write_arx
 from microrelease.core.lattice.hierarchies.builders import dates, intervals, masking, taxonomy
 from microrelease.core.lattice.hierarchies.model import MISSING, Hierarchy
-from microrelease.core.lattice.hierarchies.names import describe_levels, describe_vector
+from microrelease.core.lattice.hierarchies.names import describe_levels, describe_vector, describe_vectors
 
 __all__ = [
     "MISSING",
@@ -11,6 +11,7 @@ __all__ = [
     "dates",
     "describe_levels",
     "describe_vector",
+    "describe_vectors",
     "find_hierarchy_file",
     "intervals",
     "masking",

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import microrelease.core as core_package
 from microrelease.core import CRITERIA, Criteria, InvalidParameterError, KAnonymity, load_dataset
 from microrelease.core.criteria.base import ClassView, Criterion, Scope, Statistic, monotone
-from microrelease.core.criteria.registry import flag, parse_criterion, spec_parameters
+from microrelease.core.criteria.controls import CONTROL, controls_of, keyword
+from microrelease.core.criteria.registry import control_groups, flag, parse_criterion, spec_parameters
 from microrelease.core.lattice.release import node_suppression
 from microrelease.core.models.sensitive import sensitive_frequency
 from microrelease.core.risk.k_map import KMap, code_population
@@ -44,6 +45,33 @@ def test_every_criterion_declares_the_protocol_and_its_spec_round_trips(name):
     else:
         assert callable(criterion.table_figure) and callable(criterion.holds)
         assert criterion.needs() == {Statistic.RELEASED_SIZES}
+
+
+@pytest.mark.parametrize("name", sorted(CRITERIA))
+def test_every_criterion_s_controls_compose_its_spec(name):
+    """What a front end generates from the declarations (the dashboard's boxes) gives the criterion back:
+    its example's values in its group's controls compose a spec parsed into the example."""
+    cls = CRITERIA[name]
+    criterion = parse_criterion(cls.parameter, cls.example)
+    group = control_groups()[cls.parameter]
+    values = {c.name: c.default for c in group.every}
+    values |= {f.metadata[CONTROL].name: getattr(criterion, f.name) for f in dataclasses.fields(cls)
+               if CONTROL in f.metadata}
+    if group.selector is not None:
+        assert values[group.selector.name] == "none" and group.spec(values) is None  # off by default
+        values[group.selector.name] = keyword(cls)
+    assert controls_of(cls) and parse_criterion(cls.parameter, group.spec(values)) == criterion
+    for c in controls_of(cls):  # a default within its bounds; "off" turns the group off
+        assert (c.low is None or c.default >= c.low) and (c.high is None or c.default <= c.high)
+        if c.off is not None:
+            assert group.spec({**values, c.name: c.off}) is None
+
+
+def test_a_control_s_name_is_of_one_group():
+    owners: dict[str, str] = {}
+    for parameter, group in control_groups().items():
+        for c in group.every:
+            assert owners.setdefault(c.name, parameter) == parameter, c.name
 
 
 def _criterion_classes_in_core() -> set[type]:

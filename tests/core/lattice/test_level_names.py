@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 
 from microrelease.core import Hierarchy, HierarchyError, dates, intervals, masking, read_arx, taxonomy
-from microrelease.core.data.samples import sample
-from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
+from microrelease.core.data.samples import load_sample, sample
+from microrelease.core.lattice.hierarchies import describe_levels, describe_vector, describe_vectors
 
 from strategies import hierarchy_rows
 
@@ -88,3 +88,10 @@ def test_describe_vector_refuses_a_vector_that_does_not_fit():
         describe_vector(hs, [1, 0])
     with pytest.raises(HierarchyError, match="'sex'.*level 2 outside 0..1"):
         describe_vector(hs, [2])
+
+
+def test_describe_vectors_spells_each_node_as_describe_vector_does():
+    dataset = load_sample("adult")
+    grid = dataset.lattice.grid[::97]  # nodes of every height, each QI at each of its levels
+    assert {tuple(row) for row in grid[:, :1].tolist()} == {(d,) for d in range(dataset.hierarchies[0].height + 1)}
+    assert describe_vectors(dataset.hierarchies, grid) == [describe_vector(dataset.hierarchies, row) for row in grid]
