@@ -134,10 +134,6 @@ def answer(rows: Rows, request: LatticeRequest, *, k_map=None,
     q = request.query
     criteria = criteria_of(rows, request, k_map)
     choice = choose(rows.dataset, q.policy, strategy=request.strategy, memory_budget=request.memory_budget)
-    if choice.search != "pruned" and rows.models and k_map is not None:
-        raise MicroreleaseError(f"{FLAGS['k_map']} beside {FLAGS['l_diversity']} / {FLAGS['t_closeness']} is answered "
-                                f"by the pruned search only (no whole-lattice profile carries both): use "
-                                f"{FLAGS['strategy']} auto or pruned", parameter="strategy")
     if request.time_limit is not None and not POLICIES[q.policy].quality:
         raise MicroreleaseError(f"applies to a quality policy's search (the k-minimal set of {FLAGS['policy']} "
                                 f"{q.policy} is exact or nothing)", parameter="time_limit")

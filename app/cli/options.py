@@ -371,12 +371,7 @@ class KMapRequest:
                                     "each released class needs)")
         if k < 1:
             raise InvalidParameterError(f"must be an integer >= 1. Got {k!r} instead.", parameter="k_map")
-        if (getattr(args, "l_diversity", None) or getattr(args, "t_closeness", None)) and \
-                getattr(args, "strategy", "auto") not in ("auto", "pruned"):  # refused before any work
-            raise MicroreleaseError(f"{FLAGS['k_map']} beside {FLAGS['l_diversity']} / {FLAGS['t_closeness']} is "
-                                    f"answered by the pruned search only (no whole-lattice profile carries both): "
-                                    f"use {FLAGS['strategy']} auto or pruned", parameter="strategy")
-        # the searches, or the joint roll-up's kernel when the profile answers
+        # the searches, or the kernel of the profile's roll-up (joint, or with the models) when it answers
         strategy = {"auto": "numba", "profile": "numba", "pruned": "numba", "numba": "numba",
                     "numpy": "numpy"}.get(getattr(args, "strategy", "auto"))
         if strategy is None:

@@ -11,7 +11,7 @@ from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
 from microrelease.app.cli.progress import progress_bar
-from microrelease.core import POLICIES
+from microrelease.core import POLICIES, build_model_profile
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile, read_population
 
@@ -49,9 +49,14 @@ def k_map_answer(rows: Rows, request: LatticeRequest, *, k_minimal: bool = True)
     model, _ = k_map_model(rows, request.k_map, request.quiet, joint=False)
 
     def profile():
+        quality = POLICIES[request.query.policy].quality
+        if rows.models:  # k-map beside l-diversity / t-closeness: the population joined into the models' walk
+            with progress_bar("lattice profile with privacy models and k-map", request.quiet) as bar:
+                return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, k_map=model,
+                                           strategy=request.k_map.strategy, progress=bar, quality=quality)
         with progress_bar("joint roll-up of sample and population (k-map)", request.quiet) as bar:
             joint = joint_profile(rows.dataset, model.population, strategy=request.k_map.strategy, progress=bar)
-        return joint.profile(model.k, quality=POLICIES[request.query.policy].quality)
+        return joint.profile(model.k, quality=quality)
 
     found, choice = answer(rows, request, k_map=model, k_map_profile=profile, k_minimal=k_minimal)
     return found, choice, model

@@ -4,7 +4,9 @@ The population a dataset may be checked against (El Emam & Dankar's k-map; ARX's
 population table): a bundled sample's own (``Sample.population_path``: adult-sample's is the whole
 adult table), else the table given with ``microrelease app --population FILE``. The joint roll-up
 of sample and population (``joint_profile``) is built once per dataset, off the page; each K is
-then ``KMapProfile.profile(K)`` (tens of milliseconds).
+then ``KMapProfile.profile(K)`` (tens of milliseconds). Beside l-diversity / t-closeness the joint
+roll-up carries no sensitive values: the models' profile is built with the population joined into
+its walk (``build_model_profile(..., k_map=...)``), once per K, as any model profile is.
 """
 
 from __future__ import annotations
@@ -23,13 +25,9 @@ from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.data.dataset import read_table
 from microrelease.core.data.samples import SAMPLES
 from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
-from microrelease.core.lattice.generalization import class_sizes
+from microrelease.core.lattice.generalization import class_representatives, class_sizes
 from microrelease.core.lattice.release import node_suppression
 from microrelease.core.risk.k_map import KMap, KMapProfile, code_population, joint_profile
-
-# The message when both are asked for: the joint roll-up carries no sensitive values (as the CLI says).
-WITH_MODELS = ("k-map cannot be combined with l-diversity / t-closeness: set 'k-map K' to 0, or 'l-diversity' "
-               "to none and 't-closeness t' to 0 (the k-map roll-up carries no sensitive values).")
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,11 +71,18 @@ def build_joint(dataset: Dataset, population: PopulationTable, progress=None, sh
     return joint_profile(dataset, coded, strategy=joint_strategy(), progress=progress, should_stop=should_stop)
 
 
-def k_map_release(dataset: Dataset, node, k: int, k_map: KMap) -> GeneralizedTable:
+def coded_k_map(dataset: Dataset, population: PopulationTable, big_k: int) -> KMap:
+    """``big_k``-map against ``population`` coded through ``dataset``'s hierarchies (DataError naming
+    ``population`` when it does not contain the sample; InvalidParameterError for a K above its rows)."""
+    return KMap(big_k, code_population(population.table, dataset, source=population.source)).check()
+
+
+def k_map_release(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, models=()) -> GeneralizedTable:
     """:func:`generalize` at ``node`` with the classes having fewer than K population records suppressed
-    too (the classes the core's release writer suppresses for ``k_map``)."""
+    too (the classes the core's release writer suppresses for ``k_map``), and those failing ``models``
+    (on ``frequency``, the sensitive attribute's) when k-map is asked beside them."""
     table = generalize(dataset, node, k)
-    suppression = node_suppression(dataset, node, Criteria.of(k, k_map))
+    suppression = node_suppression(dataset, node, Criteria.of(k, *models, k_map, sensitive=frequency))
     freq = dataset.frequency
     _, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     keep = ~suppression.suppressed[tuple_class[freq.row_tuple]]
@@ -89,9 +94,10 @@ def k_map_release(dataset: Dataset, node, k: int, k_map: KMap) -> GeneralizedTab
                             table.class_sizes)
 
 
-def k_map_released_tuples(dataset: Dataset, node, k: int, k_map: KMap) -> np.ndarray:
-    """Per tuple of ``dataset``'s frequency set: whether its rows are released at ``node`` under k and k-map."""
-    suppression = node_suppression(dataset, node, Criteria.of(k, k_map))
+def k_map_released_tuples(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, models=()) -> np.ndarray:
+    """Per tuple of ``dataset``'s frequency set: whether its rows are released at ``node`` under k and k-map
+    (and ``models``, as :func:`k_map_release`)."""
+    suppression = node_suppression(dataset, node, Criteria.of(k, *models, k_map, sensitive=frequency))
     _, tuple_class = class_sizes(dataset.frequency, dataset.hierarchies, node)
     return ~suppression.suppressed[tuple_class]
 
@@ -170,5 +176,19 @@ class KMapSteps:
         """Under k-map: the population records of node i's smallest released class (0: none released)."""
         if self.applied_k_map is None:
             return None
-        return self.joint.smallest_released_population(self.lattice.node(i), self.k, self.applied_k_map.k)
+        node = self.lattice.node(i)
+        if not self.applied_models:
+            return self.joint.smallest_released_population(node, self.k, self.applied_k_map.k)
+        # beside the models no joint roll-up is made: the node's classes counted in the population here
+        criteria = Criteria.of(self.k, *self.applied_models, self.applied_k_map, sensitive=self.applied_frequency)
+        suppression = node_suppression(self.dataset, node, criteria)
+        kept = ~suppression.suppressed
+        if not kept.any():
+            return 0
+        freq = self.dataset.frequency
+        _, tuple_class = class_sizes(freq, self.dataset.hierarchies, node)
+        first = class_representatives(tuple_class, len(suppression.sizes))
+        big_f = self.applied_k_map.population.class_sizes(freq.codes[first], node)[kept]
+        sizes = suppression.sizes[kept]
+        return int(big_f[sizes == sizes.min()].min())
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import param
 
 from microrelease.app.explorer.controls import groups
-from microrelease.app.explorer.k_map import WITH_MODELS
+from microrelease.app.explorer.k_map import coded_k_map
 from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, build_profile
 from microrelease.core.criteria.base import Scope, Statistic
@@ -57,30 +57,32 @@ class ModelSteps:
         return {p: spec for p, spec in self.specs(needs=Statistic.VALUE_COUNTS).items() if spec}
 
     def _apply_model_specs(self) -> None:
-        """The privacy models (or k-map) the sidebar asks for, applied: built off the page, said when they
-        cannot apply."""
+        """The privacy models (or k-map, or both) the sidebar asks for, applied: built off the page, said when
+        they cannot apply."""
         if self.dataset is None or self._loading:
             return
         specs = self.model_specs()
         if self.k_map > 0 and not specs:
             return self._apply_k_map()
         self._stop_models()
-        if self.k_map > 0:
-            self._use_models((None, ()), self.plain_profile, WITH_MODELS)
-            return
+        if self.k_map > 0 and self._population is None:
+            return self._apply_k_map()  # says that k-map needs a population
         if not specs or not self.sensitive_attribute:
             self._use_models((None, ()), self.plain_profile,
                              "" if not specs else "Choose a sensitive attribute for the models.")
             return
         dataset, attribute = self.dataset, self.sensitive_attribute
         quality = POLICIES[self.policy].quality  # the quality policies read share mass under models too
+        # k-map beside the models: the population joined into the models' walk (one profile per K)
+        big_k, population = self.k_map, self._population
 
         def work(report, should_stop):
             try:
                 applied = prepare_models(dataset, attribute, specs)
+                k_map = coded_k_map(dataset, population, big_k) if big_k > 0 else None
                 return applied, build_model_profile(dataset, *applied, progress=report, should_stop=should_stop,
                                                     strategy=kernel_strategy("quality" if quality else "models"),
-                                                    quality=quality)
+                                                    quality=quality, k_map=k_map), k_map
             except Cancelled:
                 raise
             except MicroreleaseError as exc:  # a model that does not fit the attribute: said on the page
@@ -107,12 +109,13 @@ class ModelSteps:
                 f"an internal error ({type(outcome).__name__}); the server log has the details"
             self._use_models((None, ()), self.plain_profile, f"Privacy models not applied: {reason}")
         else:
-            self._use_models(*outcome, "")
+            applied, profile, k_map = outcome
+            self._use_models(applied, profile, "", k_map)
 
-    def _use_models(self, applied, profile: LatticeProfile, message: str) -> None:
+    def _use_models(self, applied, profile: LatticeProfile, message: str, k_map=None) -> None:
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.applied_frequency, self.applied_models = applied
-            self.applied_k_map = None
+            self.applied_k_map = k_map
             self.profile, self.selected = profile, None
             self.answer, self.preferred, self.message = answer, preferred, message or note

@@ -472,7 +472,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
         node = self.selected if node is None else node
         if self.applied_k_map is not None:
-            return k_map_release(self.dataset, self.lattice.node(node), self.k, self.applied_k_map)
+            return k_map_release(self.dataset, self.lattice.node(node), self.k, self.applied_k_map,
+                                 self.applied_frequency, self.applied_models)
         return generalize(self.dataset, self.lattice.node(node), self.k, sensitive_frequency=self.applied_frequency,
                           models=self.applied_models)
 

@@ -35,7 +35,8 @@ def summary_text(e: Explorer) -> str:
     models = ""
     if e.applied_k_map is not None:
         population = e.applied_k_map.population
-        models = (f" · models: <span id='models'>{e.applied_k_map.describe()}</span> against the population "
+        described = ", ".join(m.describe() for m in (*e.applied_models, e.applied_k_map))  # k-map beside models too
+        models = (f" · models: <span id='models'>{shown(described)}</span> against the population "
                   f"{shown(e.population_name)} ({population.n_rows:,} rows)")
     elif e.large and e.answer.described:  # the pruned search's criteria beside k
         on = f" on {shown(e.sensitive_attribute)}" if e.applied_models else ""

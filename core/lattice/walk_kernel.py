@@ -7,8 +7,9 @@ carry. What a class carries is declared by a :class:`WalkPlan`, and the kernel's
 - **rows**: a column of row counts, or the sum of the sensitive-value columns;
 - **sensitive counts** (l-diversity, t-closeness): each model's check marks failing classes
   (:func:`~microrelease.core.models.rollup_kernels.mark_failing`), counted per model;
-- **population counts** (k-map): a class with fewer than K population records fails (K > 0), or, for the
-  joint profile of every K at once (``pack``), the classes are histogrammed by (sample rows, population rows);
+- **population counts** (k-map): a class with fewer than K population records fails (K > 0; beside the
+  sensitive counts too, a class then fails either), or, for the joint profile of every K at once
+  (``pack``), the classes are histogrammed by (sample rows, population rows);
 - **quality sums** (Σ c_x² per class): the figures ARX's quality models read
   (:func:`~microrelease.core.lattice.quality_kernels.add_node_quality`).
 
@@ -157,6 +158,7 @@ def _accumulated(base_keys, base_counts, heights, shifts, masks, parent_flat, pa
     width = max(len(base_keys), 1)
     kept_keys = np.empty(width, np.int64)  # the histogram's input: passing sizes, or packed pairs
     sizes = np.empty(width)
+    divisors = np.empty(width)  # sizes, 1 for a class of the population alone (it holds no values to divide)
     ok = np.empty(width, np.bool_)
     fails = np.empty(width, np.bool_)
     scratch = np.empty((3, max(v1 - v0, level_sizes.max())))
@@ -187,9 +189,12 @@ def _accumulated(base_keys, base_counts, heights, shifts, masks, parent_flat, pa
                 for c in range(v0, v1):
                     size += cnt[i, c]
             sizes[i] = size
+            divisors[i] = size if size > 0 else 1.0
             ok[i] = size > 0  # a class of the population alone holds none of the data's rows
         for k in range(len(kinds)):
-            mark_failing(cnt[:, v0:v1], n, sizes, table_p, kinds[k], l_values[k], c_values[k], t_values[k], height,
+            # the checks divide by the class size: a population-only class (k-map beside a model) would
+            # raise there; whatever they mark it, it is already not kept and counts no row
+            mark_failing(cnt[:, v0:v1], n, divisors, table_p, kinds[k], l_values[k], c_values[k], t_values[k], height,
                          level_sizes, map_flat, map_off, scratch, fails)
             for i in range(n):
                 if fails[i]:

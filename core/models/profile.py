@@ -11,6 +11,11 @@ without models (Samarati's search, policies and metrics are unchanged); the supp
 
 The table distribution that t-closeness compares with is that of the whole input (before
 suppression), as in Li et al.
+
+El Emam & Dankar's k-map rides in the same walk (``k_map``): the population's QI combinations are
+joined into the root classes as one more column of counts (population records), summed when classes
+merge as the value counts are; a class then also fails when the population holds fewer than K of its
+records, and a class of the population alone holds no row of the data (it is no class of the release).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pandas as pd
 
 from microrelease.core.data.dataset import Dataset
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.lattice.generalization import class_sizes, generalize_codes
+from microrelease.core.lattice.generalization import class_representatives, class_sizes, generalize_codes
 from microrelease.core.lattice.profile import (
     MEMORY_BUDGET,
     LatticeProfile,
@@ -36,6 +41,7 @@ from microrelease.core.lattice.profile import (
 from microrelease.core.models.base import PrivacyModel, Statistic
 from microrelease.core.models.rollup_numpy import merge_classes, model_profile
 from microrelease.core.models.sensitive import SensitiveFrequency
+from microrelease.core.risk.k_map import KMap
 
 MODEL_STRATEGIES = ("auto", "numba", "numpy")
 
@@ -51,6 +57,7 @@ def build_model_profile(
     workers: int | None = None,
     memory_budget: int = MEMORY_BUDGET,
     quality: bool = False,
+    k_map: KMap | None = None,
 ) -> LatticeProfile:
     """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
 
@@ -61,18 +68,24 @@ def build_model_profile(
     ``progress``, ``should_stop``, ``workers``, ``memory_budget``, ``quality``: as for
     :func:`~microrelease.core.lattice.profile.build_profile` (cancelling raises :class:`Cancelled`); with
     ``quality``, the quality models read the passing classes' figures and the failing classes' too.
+    ``k_map``: El Emam & Dankar's k-map (a :class:`~microrelease.core.risk.k_map.KMap` bound to its
+    population) beside the models, in the same walk: the population is joined in as one more column
+    of counts, and a class also fails when the population holds fewer than K of its records
+    (``failing_by_model`` has its rows last, and ``models`` ends with it).
     """
     models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {MODEL_STRATEGIES}. Got {strategy!r}.",
                                     parameter="strategy")
+    if k_map is not None:
+        if not isinstance(k_map, KMap):
+            raise InvalidParameterError(f"k_map must be a KMap bound to a population, got {k_map!r}", parameter="k_map")
+        k_map = k_map.check()
     lattice = dataset.lattice
     table = sensitive_frequency.table_counts
-    one_hot = np.zeros((len(sensitive_frequency.values), len(sensitive_frequency.labels)))
-    one_hot[np.arange(len(sensitive_frequency.values)), sensitive_frequency.values] = sensitive_frequency.counts
-    codes, counts = merge_classes(sensitive_frequency.codes.astype(np.int64), one_hot,
-                                  [h.level_size(0) for h in dataset.hierarchies])
-    spec = key_spec(dataset.hierarchies)
+    hierarchies, codes, counts = _joined(dataset, sensitive_frequency, k_map)
+    width = len(sensitive_frequency.labels)  # the sensitive-value columns; k-map's population column next
+    spec = key_spec(hierarchies)
     if strategy == "auto" and spec is not None:
         from microrelease.core.models.rollup_kernels import KERNEL_KINDS
 
@@ -84,39 +97,45 @@ def build_model_profile(
         from microrelease.core.models.rollup_kernels import KERNEL_KINDS
 
         checks = (table / table.sum(), *kernel_arrays(models, KERNEL_KINDS))
-        width = counts.shape[1]
         plan = WalkPlan(rows=None, values=(0, width), checks=checks)
+        if k_map is not None:
+            plan = dataclasses.replace(plan, population=width, k_map=float(k_map.k))
         if quality:
             from microrelease.core.lattice.quality_profile import kernel_tables
 
-            plan = dataclasses.replace(plan, squares=width, quality=kernel_tables(dataset.hierarchies, dataset.n_rows),
+            plan = dataclasses.replace(plan, squares=counts.shape[1],
+                                       quality=kernel_tables(dataset.hierarchies, dataset.n_rows),
                                        shifts=spec.shifts, masks=spec.masks)
-            counts = np.column_stack((counts, counts.sum(axis=1) ** 2))
+            counts = np.column_stack((counts, counts[:, :width].sum(axis=1) ** 2))
         pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts, dtype=float), plan.inner(),
                          roll_once, progress=progress, should_stop=should_stop, workers=workers,
                          memory_budget=memory_budget, with_start=True)
         name = "sensitive roll-up (numba)"
     else:
-        pieces = model_profile(lattice, dataset.hierarchies, codes, counts, table, models, progress, should_stop)
+        pieces = model_profile(lattice, hierarchies, codes, counts, table, models, progress, should_stop,
+                               k_map=k_map.k if k_map is not None else 0)
         if quality:
             from microrelease.core.lattice.quality_profile import node_tables
 
             tables = node_tables(dataset.hierarchies)
-            pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, piece[0], tables))
+            pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, k_map, piece[0], tables))
                       for piece in pieces]
         name = "sensitive roll-up"
+    checked = (*models, *([k_map] if k_map is not None else []))
     failing = np.zeros(lattice.size, dtype=np.int64)
     failing_sq = np.zeros(lattice.size, dtype=np.int64)
-    failing_by = np.zeros((len(models), lattice.size), dtype=np.int64)
+    failing_by = np.zeros((len(checked), lattice.size), dtype=np.int64)
     for ids, _, _, _, rows, rows_by, squares, *_ in pieces:
         failing[ids] = rows
         failing_by[:, ids] = rows_by
         failing_sq[ids] = squares
     failing.setflags(write=False)
     failing_sq.setflags(write=False)
+    if k_map is not None:
+        name += " with k-map"
     profile = assemble_profile(lattice, int(sensitive_frequency.counts.sum()), pieces, name)
-    profile = dataclasses.replace(profile, failing_rows=failing, failing_sq=failing_sq, models=models,
-                                  failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(models)},
+    profile = dataclasses.replace(profile, failing_rows=failing, failing_sq=failing_sq, models=checked,
+                                  failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(checked)},
                                   _stats_cache={})
     if quality:
         from microrelease.core.lattice.quality_profile import attach_quality
@@ -125,18 +144,44 @@ def build_model_profile(
     return profile
 
 
-def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, ids, tables) -> tuple:
+def _joined(dataset: Dataset, sensitive_frequency: SensitiveFrequency, k_map: KMap | None) -> tuple:
+    """(hierarchies, ground codes, counts) of the walk's root classes: each distinct QI combination with its
+    counts over the sensitive values, and (``k_map``) its population records in one more column, over the
+    union of the sample's and the population's combinations, coded in the population's hierarchies (the
+    sample's, extended with a missing value where the population has blanks: the sample's codes stay valid)."""
+    values = sensitive_frequency.values
+    one_hot = np.zeros((len(values), len(sensitive_frequency.labels)))
+    one_hot[np.arange(len(values)), values] = sensitive_frequency.counts
+    codes = sensitive_frequency.codes.astype(np.int64)
+    hierarchies = tuple(dataset.hierarchies)
+    if k_map is not None:
+        population = k_map.population
+        hierarchies = tuple(population.hierarchies)
+        joined = np.zeros((len(codes) + len(population.codes), one_hot.shape[1] + 1))
+        joined[:len(codes), :-1] = one_hot
+        joined[len(codes):, -1] = population.counts
+        codes, one_hot = np.concatenate([codes, population.codes.astype(np.int64)]), joined
+    codes, counts = merge_classes(codes, one_hot, [h.level_size(0) for h in hierarchies])
+    return hierarchies, codes, counts
+
+
+def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, k_map, ids, tables) -> tuple:
     """The quality figures of the nodes ``ids`` (pairs, failing), node by node from the rows: the oracle
-    of the compiled kernel (and the path for QI codes too wide to pack)."""
+    of the compiled kernel (and the path for QI codes too wide to pack). ``k_map``: its check too."""
     from microrelease.core.lattice.quality_profile import node_quality_arrays
 
     freq, pairs, failing = dataset.frequency, [], []
 
-    def passing(sizes, tuple_class):
-        return sensitive_frequency.passing(tuple_class[freq.row_tuple], len(sizes), models)
-
     for i in ids:
         node = dataset.lattice.node(int(i))
+
+        def passing(sizes, tuple_class, node=node):
+            ok = sensitive_frequency.passing(tuple_class[freq.row_tuple], len(sizes), models)
+            if k_map is not None:
+                first = freq.codes[class_representatives(tuple_class, len(sizes))]
+                ok = ok & (k_map.population.class_sizes(first, node) >= k_map.k)
+            return ok
+
         _, _, node_pairs, node_failing = node_quality_arrays(freq, dataset.hierarchies, node, passing, tables)
         pairs.append(node_pairs)
         failing.append(node_failing)

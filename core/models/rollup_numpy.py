@@ -36,20 +36,35 @@ def merge_classes(codes: np.ndarray, counts: np.ndarray, radices: Sequence[int])
 
 
 def model_profile(lattice, hierarchies, root_codes: np.ndarray, root_counts: np.ndarray, table: np.ndarray,
-                  models: Sequence, progress=None, should_stop=None) -> list[tuple]:
+                  models: Sequence, progress=None, should_stop=None, k_map: int = 0) -> list[tuple]:
     """One piece per node (as the compiled kernel's): (node number, segment offsets, passing class
-    sizes, counts, rows failing any model, rows failing each model, the failing classes' Σ size²)."""
+    sizes, counts, rows failing any model, rows failing each model, the failing classes' Σ size²).
+
+    ``k_map`` > 0: ``root_counts``' last column is each class's population records (El Emam & Dankar's
+    k-map beside the models), the others the sensitive values; a class with fewer than ``k_map``
+    population records fails too (counted in a last row of the rows failing each check), and a class of
+    the population alone (no sample row) is no class of the data's."""
     heights = lattice.heights
     q = len(heights)
     pieces = []
+    n_values = root_counts.shape[1] - (1 if k_map > 0 else 0)
 
     def evaluate(vec: list[int], counts: np.ndarray) -> None:
+        if k_map > 0:
+            population = counts[:, n_values]
+            counts = counts[:, :n_values]
+            held = counts.sum(axis=1) > 0
+            counts, population = counts[held], population[held]
         sizes = counts.sum(axis=1).round().astype(np.int64)
         ok = np.ones(len(sizes), dtype=bool)
-        by_model = np.zeros((len(models), 1), dtype=np.int64)
+        by_model = np.zeros((len(models) + (1 if k_map > 0 else 0), 1), dtype=np.int64)
         for j, m in enumerate(models):
             passes = m.passes_counts(counts, table)
             by_model[j, 0] = sizes[~passes].sum()
+            ok &= passes
+        if k_map > 0:
+            passes = population >= k_map
+            by_model[-1, 0] = sizes[~passes].sum()
             ok &= passes
         s, c = np.unique(sizes[ok], return_counts=True)
         pieces.append((np.array([lattice.index(tuple(vec))]), np.array([0, len(s)]), s.astype(np.int64),

@@ -1,5 +1,6 @@
 """k-map in the dashboard's state: enabled by a known population, derived per K from one joint roll-up,
-refused beside l-diversity / t-closeness, and the export writes the release the screen shows. Population
+beside l-diversity / t-closeness the models' profile with the population joined in (answering as the
+pruned search does), and the export writes the release the screen shows. Population
 counts are re-counted here with pandas from the ARX hierarchy files (independent of the core's coding)."""
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ import pytest
 pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.k_map import WITH_MODELS  # noqa: E402
 from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.tabs.compare.state import CompareState  # noqa: E402
 from microrelease.app.tabs.export.state import ExportState  # noqa: E402
-from microrelease.core import load_sample  # noqa: E402
+from microrelease.core import Criteria, load_sample  # noqa: E402
 from microrelease.core.data.samples import sample  # noqa: E402
+from microrelease.core.search import search_pruned  # noqa: E402
 
 QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 
@@ -91,18 +92,34 @@ def test_node_details_give_the_smallest_released_class_s_population(explorer):
         explorer.max_sup = 0
 
 
-def test_k_map_with_l_diversity_is_refused_naming_both_controls():
-    e = Explorer(load_sample("adult-sample"), k=1)
+def test_k_map_beside_l_diversity_applies_the_model_profile_with_the_population():
+    e = Explorer(load_sample("adult-sample"), k=2)
+    e.max_sup = 60
     e.k_map = 5
     e.sensitive_attribute, e.l_kind = "salary-class", "distinct"
-    assert e.message == WITH_MODELS and "k-map K" in e.message and "l-diversity" in e.message
-    assert e.applied_k_map is None and e.profile is e.plain_profile
+    assert e.message == "" and e.applied_k_map.k == 5 and len(e.applied_models) == 1
+    assert [m.describe() for m in e.profile.models] == ["distinct 2-diversity", "5-map"]
+    criteria = Criteria.of(2, *e.applied_models, e.applied_k_map, sensitive=e.applied_frequency)
+    pruned = search_pruned(e.dataset, criteria, 60)
+    assert e.k_minimal_vectors() == [list(n.vector) for n in pruned.k_minimal_nodes()]
+    assert list(e.lattice.node(e.preferred)) == list(pruned.preferred(e.policy).vector)
+    node = int(e.preferred)
+    vector = e.lattice.node(node)
+    released = e.release(node).released  # generalized already
+    classes = released.groupby(QI)
+    population = _population_counts(vector).reindex(classes.size().index)
+    assert len(released) > 0 and (population >= 5).all() and (classes["salary-class"].nunique() >= 2).all()
+    assert e.dataset.n_rows - len(released) == e.answer.node(node).suppressed
+    sizes = classes.size()
+    assert e.smallest_released_population(node) == int(population[sizes == sizes.min()].min())
     export = ExportState(explorer=e)
-    refused = export.refusal(e.preferred)  # the lattice answers plain k: no release of it under this question
-    assert refused.startswith("Nothing to export") and "5-map" in refused and "privacy models" in refused
-    e.l_kind = "none"  # the other control let go: k-map applies again
-    assert e.applied_k_map is not None and e.message == ""
     assert export.refusal(e.preferred) == ""
+    assert export.spec().criteria.k_map is e.applied_k_map and export.spec().criteria.models == e.applied_models
+    e.k_map = 10  # a new K: the models' profile with the population again
+    assert e.applied_k_map.k == 10 and [m.describe() for m in e.profile.models] == ["distinct 2-diversity", "10-map"]
+    e.l_kind = "none"  # the models let go: k-map alone, from the joint roll-up
+    assert e.applied_k_map.k == 10 and e.applied_models == () and e.profile.models == (e.applied_k_map,)
+    assert e.message == "" and export.refusal(e.preferred) == ""
 
 
 def test_a_privacy_model_that_cannot_apply_refuses_the_export():

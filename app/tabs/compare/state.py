@@ -195,7 +195,8 @@ class CompareState(param.Parameterized):
         groups: list[dict[str, pd.Series]] = [{INPUT: counts} for counts in value_counts(d)]
         for i in self.pins:
             node = e.lattice.node(i)
-            released = (k_map_released_tuples(d, node, e.k, e.applied_k_map) if e.applied_k_map is not None
+            released = (k_map_released_tuples(d, node, e.k, e.applied_k_map, e.applied_frequency, e.applied_models)
+                        if e.applied_k_map is not None
                         else released_tuples(d, node, e.k, e.applied_frequency, e.applied_models))
             suppressed = int(d.frequency.counts[~released].sum())
             for group, counts in zip(groups, value_counts(d, node, released), strict=True):

@@ -1,7 +1,9 @@
 """The pruned search under criteria beside k gives the whole-lattice profiles' answers (the k-minimal
 set, Find_vector's trace, every policy's preferred node) for each l-diversity, each t-closeness ground,
-k-map and each risk limit, at MaxSup 0 and above; and, where no profile answers (k-map beside
-l-diversity, several criteria at once), the answers of brute force: every node's release under the
+k-map, k-map beside each l-diversity and t-closeness (the model profile with the population joined in;
+on random tables and on adult-sample with its population) and each risk limit, at MaxSup 0 and above;
+and, where no profile answers (a model, k-map and a risk limit at once), the answers of brute force:
+every node's release under the
 criteria (the release's own suppression, checked against grouping by hand in
 tests/core/criteria), k-minimal read against every node below, the Loss optimum scored by the report's
 quality formulas."""
@@ -110,6 +112,22 @@ def test_k_map_equals_its_profile(data, big_k):
 
 
 @settings(max_examples=40, deadline=None)
+@given(labelled_cases(), st.integers(1, 8), st.sampled_from(MODELS))
+def test_k_map_beside_each_model_equals_its_profile(data, big_k, spec):
+    case, secret, extra = data
+    ds, population, hierarchy = _setup(case, secret, extra)
+    try:
+        prepared = prepare_models(ds, "secret", spec, hierarchy=hierarchy)
+    except Exception:
+        return
+    k_map = KMap(min(big_k, population.n_rows), population)
+    criteria = Criteria.of(case.k, *prepared.models, k_map, sensitive=prepared.sensitive_frequency)
+    profile = build_model_profile(ds, prepared.sensitive_frequency, prepared.models, k_map=k_map, quality=True)
+    for max_sup in (0, case.max_sup):
+        assert_same_answers(ds, criteria, max_sup, query(profile, case.k, max_sup))
+
+
+@settings(max_examples=40, deadline=None)
 @given(labelled_cases(), st.sampled_from(RISKS))
 def test_each_risk_limit_equals_the_profile(data, spec):
     case, secret, extra = data
@@ -170,6 +188,26 @@ def test_adult_8_qis_under_a_model(adult, spec, max_sup):
     profile = build_model_profile(adult, prepared.sensitive_frequency, prepared.models, quality=True)
     criteria = Criteria.of(5, *prepared.models, sensitive=prepared.sensitive_frequency)
     assert_same_answers(adult, criteria, max_sup, query(profile, 5, max_sup))
+
+
+@pytest.fixture(scope="module")
+def adult_sample():
+    from microrelease.core.data.samples import sample
+    from microrelease.core.risk.k_map import read_population
+
+    ds = load_sample("adult-sample")
+    return ds, code_population(read_population(str(sample("adult-sample").population_path)), ds)
+
+
+@pytest.mark.parametrize("spec", [MODELS[0], {"l_diversity": "entropy:1.5"}, {"t_closeness": "0.3"}])
+@pytest.mark.parametrize("max_sup", [0, "2%"])
+def test_adult_sample_under_k_map_beside_a_model(adult_sample, spec, max_sup):
+    ds, population = adult_sample
+    prepared = prepare_models(ds, "salary-class", spec)
+    k_map = KMap(10, population)
+    profile = build_model_profile(ds, prepared.sensitive_frequency, prepared.models, k_map=k_map, quality=True)
+    criteria = Criteria.of(2, *prepared.models, k_map, sensitive=prepared.sensitive_frequency)
+    assert_same_answers(ds, criteria, max_sup, query(profile, 2, max_sup))
 
 
 def test_adult_8_qis_under_a_risk_limit(adult):
