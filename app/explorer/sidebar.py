@@ -222,16 +222,16 @@ class Sidebar(pn.viewable.Viewer):
         self.model_progress.visible = self.cancel.visible = bool(e.model_running or e.searching)
 
     def _show_large(self, *_) -> None:
-        """On a large lattice: no k-map or view modes (they read every node's figures); a line says why and
-        what answers instead (the privacy models and risk limits go to the pruned search with the question)."""
+        """On a large lattice: no view modes (they read every node's figures); a line says what answers
+        instead (the privacy models, k-map and the risk limits go to the pruned search with the question)."""
         large = self.state.large
-        self.k_map_models.visible = self.view_modes.visible = not large
+        self.view_modes.visible = not large
         self.large_note.visible = self.view_note.visible = large
         if large:
             self.large_note.object = (
                 f"<span id='large-note'>**Large lattice** ({self.state.lattice.size:,} nodes): answered by the pruned "
-                "search, one question at a time, under the privacy models and risk limits asked here (a progress "
-                "bar and Cancel while it runs).</span> k-map is off for this table here.")
+                "search, one question at a time, under the privacy models, k-map and risk limits asked here (a "
+                "progress bar and Cancel while it runs).</span>")
 
     def _show_population(self, *_) -> None:
         name = self.state.population_name

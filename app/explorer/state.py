@@ -51,6 +51,7 @@ from microrelease.core.lattice.search import FindVectorResult
 from microrelease.core.models.profile import explain_node
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 from microrelease.core.risk.criteria import PopulationUniqueness
+from microrelease.core.risk.k_map import KMap, code_population
 from microrelease.core.risk.reidentification import node_risk
 from microrelease.core.risk.uniqueness import uniqueness_by_node
 
@@ -127,6 +128,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self.searcher: Searcher | None = None  # the loaded table's warm evaluator, on a large lattice
         self._lattice = None
         self._prepared = None  # on a large lattice: (attribute and specs, the models prepared for them)
+        self._coded = None  # on a large lattice: the population coded for k-map
         self._unasked = ""
         if dataset is not None:
             self.load(dataset, profile)
@@ -191,7 +193,10 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
                 self.param.max_sup.bounds = (0, n)
                 self.large, self.dataset, self.profile, self.plain_profile = True, dataset, None, None
                 self.applied_frequency, self.applied_models, self.applied_k_map = None, (), None
-                self._population, self.joint, self.population_name = None, None, ""
+                self.joint = None  # no joint roll-up on a large lattice: the pruned search checks F per node
+                self._population = population_for(dataset, self.given_population)
+                self.population_name = self._population.name if self._population is not None else ""
+                self._coded = None  # the population coded through the dataset's hierarchies, once asked for
                 others = [c for c in dataset.table.columns if c not in dataset.quasi_identifiers
                           and c not in dataset.schema.identifiers]
                 self.param.sensitive_attribute.objects = ["", *others]
@@ -272,8 +277,17 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             models, sensitive = self._prepared[1].models, self._prepared[1].sensitive_frequency
         elif specs:
             unasked = "Choose a sensitive attribute for the models."
-        others = (*models, *self.criteria())
+        others = (*models, *self.criteria(), *self._large_k_map())
         return (Criteria.of(self.k, *others, sensitive=sensitive) if others else None), unasked
+
+    def _large_k_map(self) -> tuple:
+        """The k-map the sidebar asks for on a large lattice, bound to the population (coded once per
+        table; a DataError or a K above its rows is said as a model that does not fit)."""
+        if self.k_map <= 0 or self._population is None:
+            return ()
+        if self._coded is None:
+            self._coded = code_population(self._population.table, self.dataset, source=self._population.source)
+        return (KMap(self.k_map, self._coded).check(),)
 
     def _stop_search(self) -> None:
         self._search.stop()

@@ -80,3 +80,32 @@ def test_models_without_a_sensitive_attribute_are_said(wide):
     e = Explorer(wide, k=3, max_sup=30)
     e.param.update(l_kind="distinct", l=2)
     assert "sensitive attribute" in e.message and not e.applied_models
+
+
+def test_large_mode_answers_k_map_against_a_given_population_as_the_pruned_search(wide):
+    """A population given with the table (``--population``): k-map goes to the pruned search bound to it,
+    beside distinct 2-diversity too; the answer is search_pruned's under the same Criteria."""
+    import pandas as pd
+
+    from microrelease.app.explorer.k_map import PopulationTable
+    from microrelease.core.risk.k_map import KMap, code_population
+
+    population = PopulationTable(pd.concat([wide.table] * 3, ignore_index=True).astype(str), "population.csv")
+    e = Explorer(k=2, max_sup=30, population=population)
+    e.load(wide)
+    assert e.large and e.population_name == "population.csv"
+    bound = KMap(12, code_population(population.table, wide, source="population.csv"))
+    plain = search_pruned(wide, 2, 30, "loss")
+    for asked, models in (({"k_map": 12}, ()), ({**ASKED["models"], "k_map": 12}, ("distinct:2",))):
+        e.param.update(**asked)
+        e.policy = "loss"
+        others = (bound,)
+        sensitive = None
+        if models:
+            prepared = prepare_models(wide, SENSITIVE, {"l_diversity": models[0]})
+            others, sensitive = (*prepared.models, bound), prepared.sensitive_frequency
+        core = search_pruned(wide, Criteria.of(2, *others, sensitive=sensitive), 30, "loss")
+        assert e.answer.k_minimal_indices.tolist() == core.k_minimal_indices.tolist()
+        assert list(e.lattice.node(e.preferred)) == list(core.preferred("loss").vector)
+        assert "12-map" in " ".join(e.answer.described)
+        assert e.answer.k_minimal_indices.tolist() != plain.k_minimal_indices.tolist()  # k-map mattered

@@ -101,9 +101,10 @@ def test_the_tabs_that_read_every_nodes_figures_say_why_they_are_off(wide):
     assert "pruned search" in d.step_lines["lattice"].object and "k-minimal" in d.step_lines["lattice"].object
     d.explorer.selected = int(d.explorer.preferred)
     assert "Selected node" in d.details.metrics.object
-    # the privacy models and risk limits go to the pruned search; k-map reads the profile: hidden
-    assert d.sidebar.attribute_models.visible and d.sidebar.risk_models.visible
-    assert not d.sidebar.k_map_models.visible and d.sidebar.large_note.visible
+    # the privacy models, k-map and the risk limits go to the pruned search; the view modes read every node
+    assert d.sidebar.attribute_models.visible and d.sidebar.risk_models.visible and d.sidebar.k_map_models.visible
+    assert not d.sidebar.view_modes.visible and d.sidebar.large_note.visible
+    assert d.sidebar.boxes["k_map"].disabled  # no population known for this table: said beside the box
 
 
 def test_kl_divergence_is_answered_as_the_core_answers_it(wide):
