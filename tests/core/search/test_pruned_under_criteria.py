@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from same_answers import same_node
+from same_answers import same_preferred, same_search
 
 from microrelease.core import (
     POLICIES,
@@ -49,21 +49,10 @@ SECRET_HIERARCHY = {"secret": (("a", "ab", "*"), ("b", "ab", "*"), ("c", "c", "*
 def assert_same_answers(dataset, criteria: Criteria, max_sup, answer) -> None:
     """The pruned search with ``criteria`` against a profile's ``answer`` to the same question."""
     pruned = search_pruned(dataset, criteria, max_sup)
-    assert pruned.k_minimal_indices.tolist() == answer.k_minimal_indices.tolist()
-    assert pruned.find_vector().to_dict() == answer.find_vector().to_dict()
+    same_search(pruned, answer)
     for policy in PRUNED_POLICIES:
-        searched = search_pruned(dataset, criteria, max_sup, policy) if POLICIES[policy].quality else pruned
-        try:
-            expected = answer.preferred(policy)
-        except NoSolutionError:
-            with pytest.raises(NoSolutionError):
-                searched.preferred(policy)
-            continue
-        got = searched.preferred(policy)
-        same_node(got, expected)
-        if POLICIES[policy].quality:
-            assert math.isclose(searched.score(policy, got.vector), answer.score(policy, expected.vector),
-                                rel_tol=1e-9, abs_tol=1e-9), policy
+        same_preferred(search_pruned(dataset, criteria, max_sup, policy) if POLICIES[policy].quality else pruned,
+                       answer, policy)
 
 
 @st.composite

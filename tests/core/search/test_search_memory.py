@@ -5,13 +5,11 @@ repeated k reuses the tags (fewer nodes evaluated). Under criteria beside k noth
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from same_answers import same_node
+from same_answers import same_preferred, same_search
 
 from microrelease.core import (
     POLICIES,
@@ -23,7 +21,6 @@ from microrelease.core import (
     prepare_models,
     query,
 )
-from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.search import NodeEvaluator, SearchMemory, search_pruned
 from microrelease.core.search.memory import Histogram
 
@@ -34,21 +31,8 @@ POLICY_NAMES = sorted(POLICIES)
 
 def same_as_profile(dataset, profile, pruned, k, max_sup, policy) -> None:
     answer = query(profile, k, max_sup)
-    assert pruned.k_minimal_indices.tolist() == answer.k_minimal_indices.tolist()
-    assert pruned.find_vector().to_dict() == answer.find_vector().to_dict()
-    try:
-        expected = answer.preferred(policy)
-    except NoSolutionError:
-        with pytest.raises(NoSolutionError):
-            pruned.preferred(policy)
-        return
-    got = pruned.preferred(policy)
-    same_node(got, expected)
-    if POLICIES[policy].quality:
-        index = np.array([profile.lattice.index(expected.vector)])
-        assert math.isclose(pruned.score(policy, got.vector),
-                            float(POLICIES[policy].score(profile.lattice, answer.stats, index, None)[0]),
-                            rel_tol=1e-9, abs_tol=1e-9)
+    same_search(pruned, answer)
+    same_preferred(pruned, answer, policy)
 
 
 @given(random_cases(max_qis=4, max_rows=30), st.data())
