@@ -283,21 +283,28 @@ class DuckDBEngine:
             text = [c for c in columns if types[c].upper() == "VARCHAR"]
             if not text:
                 return {}
-            # Regular expressions on every cell of 50M rows cost seconds per column: a WHERE on the
-            # first character (cheap, and evaluated first) leaves them only the candidate cells.
-            parts = []
-            for i, c in enumerate(text):
-                may_start = " OR ".join(f"starts_with({quote(c)}, {_literal(ch)})" for ch in (*FORMULA_START, QUOTE))
-                parts.append(f"SELECT {i}, count_if({_formula('v')}), count_if(starts_with(v, {_literal(QUOTE)}) "
-                             f"AND {_formula('substr(v, 2)')}) FROM (SELECT {quote(c)} AS v FROM {relation} "
-                             f"WHERE {may_start})")
-            found = {text[i]: (int(u or 0), int(e or 0)) for i, u, e in con.execute(" UNION ALL ".join(parts)).fetchall()}
+            # One scan per batch of columns, every count in one SELECT: a query per column (joined by
+            # UNION ALL) rescanned the file per column and planned thousands of subqueries (10,000 columns:
+            # killed at 24 GB). In each count the cheap test on the first character comes first: DuckDB
+            # evaluates the regular expressions only on the cells it leaves (seconds per column at 50M rows).
+            found = {}
+            for start in range(0, len(text), FORMULA_BATCH):
+                batch = text[start:start + FORMULA_BATCH]
+                counts = []
+                for c in batch:
+                    v = quote(c)
+                    may_start = " OR ".join(f"starts_with({v}, {_literal(ch)})" for ch in (*FORMULA_START, QUOTE))
+                    counts += [f"count_if(({may_start}) AND {_formula(v)})",
+                               f"count_if(starts_with({v}, {_literal(QUOTE)}) AND {_formula(f'substr({v}, 2)')})"]
+                row = con.execute(f"SELECT {', '.join(counts)} FROM {relation}").fetchone()
+                found.update({c: (int(row[2 * j] or 0), int(row[2 * j + 1] or 0)) for j, c in enumerate(batch)})
             return {c: v for c, v in found.items() if any(v)}
 
         return self._run(work_on, source)
 
 
 QUOTE = "'"
+FORMULA_BATCH = 256  # text columns counted per scan of the file
 
 
 class _Halting:

@@ -149,3 +149,22 @@ def test_the_engines_own_cluster_takes_no_default_port(default_ports_taken, adul
         np.testing.assert_array_equal(summary.frequency.counts, ds.frequency.counts)
     finally:
         engine.close()
+
+
+def test_duckdb_counts_formula_cells_of_a_wide_table_as_the_pandas_oracle(tmp_path):
+    """Columns counted in batches of one scan each (a query per column, UNION ALL'ed, planned 10,000
+    subqueries: killed at 24 GB): the counts are the in-memory oracle's across the batch boundaries."""
+    from microrelease.core.engines.duckdb_engine import FORMULA_BATCH
+    from microrelease.core.engines.source import Source
+    from microrelease.core.release.cells import formula_cells
+
+    n_cols = 2 * FORMULA_BATCH + 7
+    frame = pd.DataFrame({f"c{j}": [str(i * j % 97) for i in range(40)] for j in range(n_cols)})
+    for j, cell in ((0, "=1+1"), (FORMULA_BATCH - 1, "@SUM(A1)"), (FORMULA_BATCH, "'=2"), (2 * FORMULA_BATCH, "+A1"),
+                    (n_cols - 1, "-5")):  # "-5" is a number, not a formula
+        frame.loc[j % 40, f"c{j}"] = cell
+    path = tmp_path / "wide.csv"
+    frame.to_csv(path, sep=";", index=False)
+    found = DuckDBEngine().formula_cells(Source.of(path, sep=";"), list(frame.columns))
+    expected = formula_cells(pd.read_csv(path, sep=";", dtype=str, keep_default_na=False))
+    assert found == expected and set(found) == {"c0", f"c{FORMULA_BATCH - 1}", f"c{FORMULA_BATCH}", f"c{2 * FORMULA_BATCH}"}
