@@ -63,8 +63,27 @@ def formula_counts(column: pd.Series, weights: pd.Series | None = None) -> tuple
 
 
 def formula_cells(frame: pd.DataFrame) -> dict[str, tuple[int, int]]:
-    """Per column with any: (formula cells, cells escaped with a leading ``'``)."""
-    return {str(c): counted for c in frame.columns if any(counted := formula_counts(frame[c]))}
+    """Per column with any: (formula cells, cells escaped with a leading ``'``). Only the columns with a
+    cell starting like either are counted: every cell's first character is read in one pass over the
+    text columns (a count per column costs milliseconds of pandas each: 20 s for 5,000 columns)."""
+    text = [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c])]
+    may = set(_starting_like_a_formula(frame, text))
+    return {str(c): counted for c in frame.columns if (c in may or c not in text)
+            and any(counted := formula_counts(frame[c]))}
+
+
+_CANDIDATE = frozenset(FORMULA_START + "'")
+_starts_like = np.frompyfunc(lambda v: (v if isinstance(v, str) else str(v))[:1] in _CANDIDATE, 1, 1)
+
+
+def _starting_like_a_formula(frame: pd.DataFrame, columns: list) -> list:
+    """Those of ``columns`` (text) holding a cell whose first character starts a formula or is ``'``
+    (as ``formula_counts`` reads them: ``str`` of each cell)."""
+    if not columns or not len(frame):
+        return []
+    cells = frame[columns].to_numpy(dtype=object)  # rows x columns
+    hit = _starts_like(cells).astype(bool).any(axis=0)
+    return [c for c, h in zip(columns, hit, strict=True) if h]
 
 
 def escape_column(column: pd.Series) -> pd.Series:
