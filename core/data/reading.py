@@ -1,0 +1,250 @@
+"""The one reading rule for CSV input, checked before any engine reads a file.
+
+pandas, DuckDB and Dask each parse CSV their own way, and each forgives different things: pandas
+fills a short row with blanks and drops what follows a NUL byte, DuckDB refuses both but words its
+errors in its own terms. So every engine (and :func:`microrelease.core.data.dataset.read_table`,
+read by the dashboard and the CLI) first calls :func:`check_csv`, and a file is refused for the same
+causes with the same one line whatever reads it:
+
+- a header with an empty (or blank) or a duplicate column name;
+- a row with fewer or more fields than the header (a blank line is not a row: it is skipped);
+- a NUL byte anywhere;
+- bytes that are not UTF-8;
+- a quoted value that is never closed, or text after a closing quote.
+
+The check is one streaming pass, linear in the file's size and cheap: blocks cut at line ends are
+checked as bytes (``isascii``/``decode`` for UTF-8, ``find`` for NUL, and numpy counts the separators
+of every line), so Python's csv module parses only from the first block holding a quote or a bare
+carriage return on (where counting separators is no longer enough). A file checked once is not
+checked again while its size and modification time stay the same (a release reads its input twice).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from microrelease.core.exceptions import DataError
+
+BLOCK = 4 << 20  # bytes read at a time: large enough that numpy's work dominates Python's
+BOM = codecs.BOM_UTF8
+
+
+@dataclass(frozen=True)
+class CsvShape:
+    """What the check learnt of a well-formed CSV: its columns, rows and skipped blank lines."""
+
+    columns: tuple[str, ...]
+    rows: int
+    blank_lines: int
+
+
+@dataclass(frozen=True)
+class _Fault:
+    """One breach of the rule: its physical line (1 is the header) and the sentence naming it."""
+
+    line: int
+    cause: str
+
+
+def check_names(where: str | Path, names: Sequence[str]) -> None:
+    """Refuse an empty (or blank) or duplicate column name: no report or flag could name such a column
+    (pandas renames them 'Unnamed: 1' or 'sex.1'; DuckDB fails in its binder)."""
+    for i, name in enumerate(names):
+        if not str(name).strip():
+            raise DataError(f"{where}: line 1 (the header) has an empty name in column {i + 1}")
+    dup = sorted({str(n) for n in names if list(names).count(n) > 1})
+    if dup:
+        raise DataError(f"{where}: line 1 has duplicate column names {dup}")
+
+
+_checked: dict[tuple, CsvShape] = {}  # (path, sep, size, mtime, inode) -> shape: a file is checked once
+
+
+def check_csv(path: str | Path, sep: str) -> CsvShape:
+    """Apply the rule (module docstring) to one CSV file; DataError naming the file, the line and,
+    where there is one, the column of the first breach."""
+    path = Path(path)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), sep, stat.st_size, stat.st_mtime_ns, stat.st_ino)
+        if key in _checked:
+            return _checked[key]
+        with open(path, "rb") as fh:
+            shape = _Scan(path, sep).run(fh)
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(_checked) > 256:  # the cache is for the same few files read again, not a record
+        _checked.clear()
+    _checked[key] = shape
+    return shape
+
+
+class _Scan:
+    """One pass over a file's bytes (see the module docstring); ``run`` returns its shape or raises."""
+
+    def __init__(self, path: Path, sep: str):
+        if len(sep) != 1 or not sep.isascii() or sep in '"\r\n':
+            raise DataError(f"{path}: the separator {sep!r} is not one ASCII character", parameter="sep")
+        self.path, self.sep = path, sep
+        self.columns: tuple[str, ...] = ()
+        self.rows = self.blank = 0
+        self.lines = 0  # physical lines before the current block
+        self.offset = 0  # file offset of the current block
+        self.parse_from: tuple[int, int] | None = None  # (offset, lines) where the csv module takes over
+
+    def fail(self, fault: _Fault) -> None:
+        raise DataError(f"{self.path}: line {fault.line} {fault.cause}")
+
+    def run(self, fh) -> CsvShape:
+        byte_fault = None
+        for block in _line_blocks(fh):
+            if self.offset == 0:
+                if not block.strip(BOM + b"\r\n"):
+                    raise DataError(f"{self.path} is empty (no header)")
+                if block.startswith(BOM):  # read as utf-8-sig by every engine
+                    block, self.offset = block[len(BOM):], len(BOM)
+            byte_fault = _byte_fault(block, self.lines, self.sep, self.columns)
+            if self.parse_from is None and (b'"' in block or block.count(b"\r") != block.count(b"\r\n")):
+                self.parse_from = (self.offset, self.lines)  # quotes: separators no longer count fields
+            if self.parse_from is None:
+                self._count_fields(block, byte_fault.line if byte_fault else None)
+            if byte_fault is not None:
+                break
+            self.lines += block.count(b"\n") + (not block.endswith(b"\n"))
+            self.offset += len(block)
+        if self.offset == 0 and byte_fault is None:
+            raise DataError(f"{self.path} is empty (no header)")
+        if self.parse_from is not None:
+            self._parse(fh, byte_fault.line if byte_fault else None)
+        if byte_fault is not None:  # again, now that the header is known: to name the column
+            self.fail(_byte_fault(block, self.lines, self.sep, self.columns))
+        return CsvShape(self.columns, self.rows, self.blank)
+
+    def _header(self, names: list[str]) -> None:
+        check_names(self.path, names)
+        self.columns = tuple(names)
+
+    def _count_fields(self, block: bytes, stop: int | None) -> None:
+        """Fields per line by counting separators (the block holds no quote); lines before ``stop``."""
+        if not block.endswith(b"\n"):
+            block += b"\n"
+        data = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(data == 10)
+        starts = np.concatenate(([0], ends[:-1] + 1))
+        seps = np.searchsorted(np.flatnonzero(data == ord(self.sep)), ends)
+        fields = np.diff(np.concatenate(([0], seps))) + 1
+        length = ends - starts - (data[np.maximum(ends - 1, 0)] == 13) * (ends > starts)
+        first = 0
+        if not self.columns:  # the header is this block's first line (no quote: a plain split)
+            self._header(block[: ends[0]].rstrip(b"\r").decode("utf-8", "replace").split(self.sep))
+            first = 1
+        if stop is not None:  # lines from the one holding a bad byte on are not counted
+            fields, length = fields[: stop - self.lines - 1], length[: stop - self.lines - 1]
+        blank = length[first:] == 0
+        bad = np.flatnonzero((fields[first:] != len(self.columns)) & ~blank)
+        if len(bad):
+            i = int(bad[0]) + first
+            line = block[starts[i]: ends[i]].rstrip(b"\r")
+            self.fail(_Fault(self.lines + i + 1, _width_cause(int(fields[i]), len(self.columns), not line.strip())))
+        self.blank += int(blank.sum())
+        self.rows += int((~blank).sum())
+
+    def _parse(self, fh, stop: int | None) -> None:
+        """Parse with the csv module from ``parse_from`` on (up to line ``stop``, a bad byte's)."""
+        offset, lines = self.parse_from
+        fh.seek(offset)
+        # every byte before `stop` is valid UTF-8 (checked as bytes); 'replace' only covers the
+        # decoder's read-ahead past it
+        text = io.TextIOWrapper(fh, encoding="utf-8", errors="replace", newline="")
+        reader = csv.reader(text, delimiter=self.sep, strict=True)
+        limit = csv.field_size_limit()
+        csv.field_size_limit(sys.maxsize)  # long values are the engines' business, not the rule's
+        try:
+            self._records(reader, lines, stop)
+        finally:
+            csv.field_size_limit(limit)
+            text.detach()
+
+    def _records(self, reader, lines: int, stop: int | None) -> None:
+        previous = 0
+        while True:
+            start = lines + previous + 1
+            if stop is not None and start >= stop:
+                return
+            try:
+                record = next(reader)
+            except StopIteration:
+                return
+            except csv.Error as exc:
+                cause = "has a quoted value that is never closed" if "end of data" in str(exc) else \
+                    f"cannot be read as CSV: {exc}"
+                self.fail(_Fault(start, cause))
+            previous = reader.line_num
+            if not self.columns:
+                self._header(record)
+            elif not record:
+                self.blank += 1
+            elif len(record) != len(self.columns):
+                blank = len(record) == 1 and not record[0].strip()
+                self.fail(_Fault(start, _width_cause(len(record), len(self.columns), blank)))
+            else:
+                self.rows += 1
+
+
+def _width_cause(found: int, width: int, blank: bool) -> str:
+    if blank:
+        return f"is blank but for spaces, where the header has {width} fields"
+    return f"has {found} field(s) where the header has {width}"
+
+
+def _line_blocks(fh):
+    """The file's bytes in blocks of about BLOCK bytes, each cut after a line end (but the last):
+    no character or line is split between two blocks."""
+    carry: list[bytes] = []
+    while block := fh.read(BLOCK):
+        cut = block.rfind(b"\n") + 1
+        if not cut:  # a line longer than a block: keep it whole
+            carry.append(block)
+            continue
+        yield b"".join([*carry, block[:cut]])
+        carry = [block[cut:]]
+    if carry and any(carry):
+        yield b"".join(carry)
+
+
+def _byte_fault(block: bytes, lines: int, sep: str, columns: Sequence[str]) -> _Fault | None:
+    """The first NUL byte or byte that is not UTF-8 in ``block`` (whose first line is ``lines + 1``),
+    naming its column when the header is known (``columns``) and the line is not the header."""
+    nul = block.find(b"\0")
+    bad = -1
+    if not block.isascii():
+        try:
+            block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = exc.start
+    if nul < 0 and bad < 0:
+        return None
+    at = min(p for p in (nul, bad) if p >= 0)
+    line = lines + block.count(b"\n", 0, at) + 1
+    start = block.rfind(b"\n", 0, at) + 1
+    field = block.count(sep.encode(), start, at)  # exact but for separators inside quotes
+    where = f"column {columns[field]!r}" if line > 1 and field < len(columns) else f"field {field + 1}" + " of the header" * (line == 1)
+    if at == bad:
+        return _Fault(line, f"has a byte that is not UTF-8 (0x{block[at]:02x}) in {where}; save the file as UTF-8")
+    return _Fault(line, f"holds a NUL byte in {where} (a NUL is not text)")
+
+
+def clear_cache() -> None:
+    """Forget which files were checked (for tests that rewrite a file within one clock tick)."""
+    _checked.clear()
+
+
+__all__ = ["CsvShape", "check_csv", "check_names", "clear_cache"]
