@@ -25,6 +25,7 @@ import codecs
 import csv
 import io
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,15 +55,16 @@ class _Fault:
     cause: str
 
 
-def check_names(where: str | Path, names: Sequence[str]) -> None:
-    """Refuse an empty (or blank) or duplicate column name: no report or flag could name such a column
-    (pandas renames them 'Unnamed: 1' or 'sex.1'; DuckDB fails in its binder)."""
+def check_names(where: str | Path, names: Sequence[str], *, part: str = "line 1 (the header)") -> None:
+    """Refuse an empty (or blank) or duplicate column name in ``part`` of ``where`` (a CSV's header,
+    a Parquet file's schema): no report or flag could name such a column (pandas renames them
+    'Unnamed: 1' or 'sex.1'; DuckDB fails in its binder)."""
     for i, name in enumerate(names):
         if not str(name).strip():
-            raise DataError(f"{where}: line 1 (the header) has an empty name in column {i + 1}")
-    dup = sorted({str(n) for n in names if list(names).count(n) > 1})
+            raise DataError(f"{where}: {part} has an empty name in column {i + 1}")
+    dup = sorted(n for n, times in Counter(map(str, names)).items() if times > 1)
     if dup:
-        raise DataError(f"{where}: line 1 has duplicate column names {dup}")
+        raise DataError(f"{where}: {part} has duplicate column names {dup}")
 
 
 _checked: dict[tuple, CsvShape] = {}  # (path, sep, size, mtime, inode) -> shape: a file is checked once
