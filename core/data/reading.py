@@ -101,6 +101,8 @@ class _Scan:
         self.lines = 0  # physical lines before the current block
         self.offset = 0  # file offset of the current block
         self.parse_from: tuple[int, int] | None = None  # (offset, lines) where the csv module takes over
+        self.in_quotes = False  # an odd number of quotes so far: the next line end is inside a value
+        self.crlf: bool | None = None  # the header's line end (\r\n or \n); every line ends the same
 
     def fail(self, fault: _Fault) -> None:
         raise DataError(f"{self.path}: line {fault.line} {fault.cause}")
@@ -114,6 +116,7 @@ class _Scan:
                 if block.startswith(BOM):  # read as utf-8-sig by every engine
                     block, self.offset = block[len(BOM):], len(BOM)
             byte_fault = _byte_fault(block, self.lines, self.sep, self.columns)
+            byte_fault = _first(byte_fault, self._line_ends(block))
             if self.parse_from is None and (b'"' in block or block.count(b"\r") != block.count(b"\r\n")):
                 self.parse_from = (self.offset, self.lines)  # quotes: separators no longer count fields
             if self.parse_from is None:
@@ -127,8 +130,29 @@ class _Scan:
         if self.parse_from is not None:
             self._parse(fh, byte_fault.line if byte_fault else None)
         if byte_fault is not None:  # again, now that the header is known: to name the column
-            self.fail(_byte_fault(block, self.lines, self.sep, self.columns))
+            named = _byte_fault(block, self.lines, self.sep, self.columns)
+            self.fail(named if named is not None and named.line == byte_fault.line else byte_fault)
         return CsvShape(self.columns, self.rows, self.blank)
+
+    def _line_ends(self, block: bytes) -> _Fault | None:
+        """A line that ends otherwise than the header (\r\n among \n or the reverse: DuckDB cannot
+        read such a file, pandas can). Only line ends outside quoted values count: one is outside
+        when an even number of quotes comes before it (an escaped quote is two)."""
+        data = np.frombuffer(block, dtype=np.uint8)
+        ends = np.flatnonzero(data == 10)
+        quotes = np.flatnonzero(data == 34)
+        outside = (np.searchsorted(quotes, ends) + self.in_quotes) % 2 == 0
+        self.in_quotes = bool((len(quotes) + self.in_quotes) % 2)
+        crlf = data[np.maximum(ends - 1, 0)] == 13
+        crlf &= ends > 0  # a block begins after a \n: nothing before its first byte is a \r
+        if self.crlf is None and outside.any():
+            self.crlf = bool(crlf[np.argmax(outside)])
+        odd = np.flatnonzero(outside & (crlf != self.crlf)) if self.crlf is not None else ()
+        if not len(odd):
+            return None
+        found, wanted = ("\\r\\n", "\\n") if crlf[odd[0]] else ("\\n", "\\r\\n")
+        return _Fault(self.lines + int(odd[0]) + 1,
+                      f"ends with {found} where the header ends with {wanted} (save the file with one kind of line end)")
 
     def _header(self, names: list[str]) -> None:
         check_names(self.path, names)
@@ -199,6 +223,12 @@ class _Scan:
                 self.fail(_Fault(start, _width_cause(len(record), len(self.columns), blank)))
             else:
                 self.rows += 1
+
+
+def _first(*faults: _Fault | None) -> _Fault | None:
+    """The fault on the earliest line (None if there is none)."""
+    found = [f for f in faults if f is not None]
+    return min(found, key=lambda f: f.line) if found else None
 
 
 def _width_cause(found: int, width: int, blank: bool) -> str:

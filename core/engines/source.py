@@ -129,6 +129,13 @@ class Source:
                 raise DataError(f"{path}: its columns are in another order than in {self.paths[0]}")
         return first or []
 
+    def blank_lines(self) -> int:
+        """Blank lines of the CSV files, which no engine reads as rows (0 for Parquet or a DataFrame);
+        known from the reading rule's pass, so free once the columns were read."""
+        if self.frame is not None or self.format != "csv":
+            return 0
+        return sum(check_csv(path, self.sep).blank_lines for path in self.paths)
+
     def check_types(self, columns: Sequence[str]) -> None:
         """QI values must have one text form in every engine: text, integer or float columns."""
         if self.frame is not None:

@@ -29,6 +29,7 @@ MALFORMED = {
     "invalid-utf8": (GOOD + b"34,male,81667,cl\xffrk,40,Munich\n", "line 51 has a byte that is not UTF-8 (0xff) in column 'job'; save the file as UTF-8"),
     "quoted-short-row": (HEADER + b'34,"ma,le",81667,clerk,40,Munich\n' + b"45,female\n", "line 3 has 2 field(s) where the header has 6"),
     "unclosed-quote": (GOOD + b'34,"male,81667,clerk,40,Munich\n' + ROW, "line 51 has a quoted value that is never closed"),
+    "crlf-among-lf": (GOOD + ROW.replace(b"\n", b"\r\n") + ROW, r"line 51 ends with \r\n where the header ends with \n (save the file with one kind of line end)"),
     "blank-but-spaces": (GOOD + b"   \n" + ROW, "line 51 is blank but for spaces, where the header has 6 fields"),
 }
 
@@ -85,7 +86,7 @@ def test_the_api_and_read_table_raise_the_same_error(tmp_path, name):
 def test_well_formed_files_pass_and_blank_lines_are_counted(tmp_path):
     path = tmp_path / "ok.csv"
     # quotes (a separator and a line end inside one), CRLF line ends, a BOM, blank lines, no final newline
-    path.write_bytes(b'\xef\xbb\xbfa,b\r\n"1,5","x\r\ny"\r\n\r\n2,z\r\n\n3,"w"')
+    path.write_bytes(b'\xef\xbb\xbfa,b\r\n"1,5","x\ny"\r\n\r\n2,z\r\n\r\n3,"w"')
     shape = check_csv(path, ",")
     assert shape.columns == ("a", "b") and shape.rows == 3 and shape.blank_lines == 2
     table = read_table(path, sep=",")
@@ -119,3 +120,11 @@ def test_parquet_column_names_pass_the_same_rule(tmp_path, engine):
     folder.mkdir()
     (folder / "age.csv").write_text("34;*\n45;*\n")
     assert summarize(path, qi=["age"], hierarchy_dir=folder, engine=engine).n_rows == 2
+
+
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_every_engine_counts_the_blank_lines_it_skips(tmp_path, hierarchies, engine):
+    path = tmp_path / "gaps.csv"
+    path.write_bytes(HEADER + ROW + b"\n" + ROW + b"\n")
+    summary = summarize(path, qi=["age", "gender"], hierarchy_dir=hierarchies, engine=engine)
+    assert summary.n_rows == 2 and summary.blank_lines_skipped == 2
