@@ -109,17 +109,17 @@ class _Scan:
 
     def run(self, fh) -> CsvShape:
         byte_fault = None
-        for block in _line_blocks(fh):
+        for block in _record_blocks(fh):
             if self.offset == 0:
                 if not block.strip(BOM + b"\r\n"):
                     raise DataError(f"{self.path} is empty (no header)")
                 if block.startswith(BOM):  # read as utf-8-sig by every engine
                     block, self.offset = block[len(BOM):], len(BOM)
             byte_fault = _byte_fault(block, self.lines, self.sep, self.columns)
-            byte_fault = _first(byte_fault, self._line_ends(block))
-            if self.parse_from is None and (b'"' in block or block.count(b"\r") != block.count(b"\r\n")):
-                self.parse_from = (self.offset, self.lines)  # quotes: separators no longer count fields
+            if self.parse_from is None and not _countable(block, self.sep):
+                self.parse_from = (self.offset, self.lines)  # separators no longer tell the fields
             if self.parse_from is None:
+                byte_fault = _first(byte_fault, self._line_ends(block))
                 self._count_fields(block, byte_fault.line if byte_fault else None)
             if byte_fault is not None:
                 break
@@ -159,29 +159,34 @@ class _Scan:
         self.columns = tuple(names)
 
     def _count_fields(self, block: bytes, stop: int | None) -> None:
-        """Fields per line by counting separators (the block holds no quote); lines before ``stop``."""
+        """Fields per record by counting the separators outside quoted values (``block`` begins a
+        record and its quotes are all where a value opens or closes: see :func:`_countable`); records
+        on lines before ``stop`` only."""
         if not block.endswith(b"\n"):
             block += b"\n"
         data = np.frombuffer(block, dtype=np.uint8)
-        ends = np.flatnonzero(data == 10)
+        quotes = np.flatnonzero(data == 34)
+        lines = np.flatnonzero(data == 10)
+        ends = _outside(lines, quotes)
         starts = np.concatenate(([0], ends[:-1] + 1))
-        seps = np.searchsorted(np.flatnonzero(data == ord(self.sep)), ends)
-        fields = np.diff(np.concatenate(([0], seps))) + 1
+        seps = _outside(np.flatnonzero(data == ord(self.sep)), quotes)
+        fields = np.diff(np.concatenate(([0], np.searchsorted(seps, ends)))) + 1
         length = ends - starts - (data[np.maximum(ends - 1, 0)] == 13) * (ends > starts)
+        line_of = self.lines + np.searchsorted(lines, starts) + 1  # a record's first physical line
         first = 0
-        if not self.columns:  # the header is this block's first line (no quote: a plain split)
-            self._header(block[: ends[0]].rstrip(b"\r").decode("utf-8", "replace").split(self.sep))
+        if not self.columns:  # the header is the block's first record
+            self._header(_split(block[: ends[0]].rstrip(b"\r"), self.sep))
             first = 1
-        if stop is not None:  # lines from the one holding a bad byte on are not counted
-            fields, length = fields[: stop - self.lines - 1], length[: stop - self.lines - 1]
-        blank = length[first:] == 0
-        bad = np.flatnonzero((fields[first:] != len(self.columns)) & ~blank)
+        keep = line_of < stop if stop is not None else np.ones(len(ends), dtype=bool)
+        keep[:first] = False
+        blank = keep & (length == 0)
+        bad = np.flatnonzero(keep & ~blank & (fields != len(self.columns)))
         if len(bad):
-            i = int(bad[0]) + first
-            line = block[starts[i]: ends[i]].rstrip(b"\r")
-            self.fail(_Fault(self.lines + i + 1, _width_cause(int(fields[i]), len(self.columns), not line.strip())))
+            i = int(bad[0])
+            record = block[starts[i]: ends[i]].rstrip(b"\r")
+            self.fail(_Fault(int(line_of[i]), _width_cause(int(fields[i]), len(self.columns), not record.strip())))
         self.blank += int(blank.sum())
-        self.rows += int((~blank).sum())
+        self.rows += int((keep & ~blank).sum())
 
     def _parse(self, fh, stop: int | None) -> None:
         """Parse with the csv module from ``parse_from`` on (up to line ``stop``, a bad byte's)."""
@@ -237,19 +242,64 @@ def _width_cause(found: int, width: int, blank: bool) -> str:
     return f"has {found} field(s) where the header has {width}"
 
 
-def _line_blocks(fh):
-    """The file's bytes in blocks of about BLOCK bytes, each cut after a line end (but the last):
-    no character or line is split between two blocks."""
-    carry: list[bytes] = []
+def _outside(positions: np.ndarray, quotes: np.ndarray) -> np.ndarray:
+    """The ``positions`` outside quoted values: those after an even number of quotes (an escaped
+    quote is two), in a block that begins a record."""
+    if not len(quotes):
+        return positions
+    return positions[np.searchsorted(quotes, positions) % 2 == 0]
+
+
+def _countable(block: bytes, sep: str) -> bool:
+    """Whether counting separators outside quotes tells each record's fields: every quote opens a
+    value (at its start) or closes one (at its end), or is half of an escaped pair, the quotes are
+    even in number, and no carriage return ends a line alone. Else (a literal quote inside a value,
+    text after a closing quote, an unclosed quote) the csv module parses from this block on."""
+    if block.count(b"\r") != block.count(b"\r\n"):
+        return False
+    if b'"' not in block:
+        return True
+    data = np.frombuffer(block, dtype=np.uint8)
+    quotes = np.flatnonzero(data == 34)
+    if len(quotes) % 2:
+        return False
+    field_end = (ord(sep), 10, 13)
+    before = data[np.maximum(quotes - 1, 0)]
+    after = data[np.minimum(quotes + 1, len(data) - 1)]
+    adjacent = np.diff(quotes) == 1
+    opens = (quotes == 0) | np.isin(before, field_end[:2]) | np.concatenate(([False], adjacent))
+    closes = (quotes == len(data) - 1) | np.isin(after, field_end) | np.concatenate((adjacent, [False]))
+    return bool(np.where(np.arange(len(quotes)) % 2 == 0, opens, closes).all())
+
+
+def _split(header: bytes, sep: str) -> list[str]:
+    """The names of a header line (one record: its line ends are outside quotes)."""
+    text = header.decode("utf-8", "replace")
+    if '"' not in text:
+        return text.split(sep)
+    return next(csv.reader([text], delimiter=sep), [])
+
+
+RECORD_LIMIT = 64 << 20  # bytes kept waiting for a record's end; past it, the csv module streams
+
+
+def _record_blocks(fh):
+    """The file's bytes in blocks of about BLOCK bytes, each cut after a line end outside quotes (but
+    the last): no character, line or record is split between two blocks, so each block begins a
+    record. A block that cannot be cut so (an unclosed quote) is given whole once past RECORD_LIMIT."""
+    carry = b""
     while block := fh.read(BLOCK):
-        cut = block.rfind(b"\n") + 1
-        if not cut:  # a line longer than a block: keep it whole
-            carry.append(block)
+        data = carry + block if carry else block
+        data_view = np.frombuffer(data, dtype=np.uint8)
+        ends = _outside(np.flatnonzero(data_view == 10), np.flatnonzero(data_view == 34))
+        if not len(ends) and len(data) <= RECORD_LIMIT:
+            carry = data
             continue
-        yield b"".join([*carry, block[:cut]])
-        carry = [block[cut:]]
-    if carry and any(carry):
-        yield b"".join(carry)
+        cut = int(ends[-1]) + 1 if len(ends) else len(data)
+        yield data[:cut]
+        carry = data[cut:]
+    if carry:
+        yield carry
 
 
 def _byte_fault(block: bytes, lines: int, sep: str, columns: Sequence[str]) -> _Fault | None:

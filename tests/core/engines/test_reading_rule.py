@@ -128,3 +128,38 @@ def test_every_engine_counts_the_blank_lines_it_skips(tmp_path, hierarchies, eng
     path.write_bytes(HEADER + ROW + b"\n" + ROW + b"\n")
     summary = summarize(path, qi=["age", "gender"], hierarchy_dir=hierarchies, engine=engine)
     assert summary.n_rows == 2 and summary.blank_lines_skipped == 2
+
+
+@pytest.mark.parametrize("block", [7, 64, 1 << 20])
+def test_the_fast_count_agrees_with_the_csv_module_on_quoted_values(tmp_path, monkeypatch, block):
+    import csv
+    import io
+    import random
+
+    from microrelease.core.data import reading
+
+    monkeypatch.setattr(reading, "BLOCK", block)  # records across block boundaries
+    draw = random.Random(block)
+    values = ["a", "", "b,c", 'say "hi"', "two\nlines", '"', '""', "x" * 30, "é", " "]
+    rows = [[draw.choice(values) for _ in range(3)] for _ in range(300)]
+    text = io.StringIO(newline="")
+    csv.writer(text, lineterminator="\n").writerows([["p", "q", "r"], *rows])
+    path = tmp_path / "q.csv"
+    path.write_text(text.getvalue(), encoding="utf-8", newline="")
+    shape = check_csv(path, ",")
+    assert shape.columns == ("p", "q", "r") and shape.rows == len(rows)
+    assert read_table(path, sep=",").values.tolist() == rows
+    short = text.getvalue() + "1,2\n"  # the physical line of the short row, after the quoted line ends
+    path.write_text(short, encoding="utf-8", newline="")
+    line = short.count("\n")
+    with pytest.raises(DataError, match=rf"q\.csv: line {line} has 2 field\(s\) where the header has 3"):
+        check_csv(path, ",")
+
+
+def test_a_literal_quote_inside_a_value_passes_and_text_after_a_closing_quote_is_refused(tmp_path):
+    path = tmp_path / "q.csv"
+    path.write_bytes(b'a,b\nab"c,d\n1,2\n')  # every engine reads ab"c as it is
+    assert check_csv(path, ",").rows == 2
+    path.write_bytes(b'a,b\n1,2\n"ab"c,d\n')
+    with pytest.raises(DataError, match=r"q\.csv: line 3 cannot be read as CSV: ',' expected after '\"'"):
+        check_csv(path, ",")
