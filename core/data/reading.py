@@ -101,7 +101,6 @@ class _Scan:
         self.lines = 0  # physical lines before the current block
         self.offset = 0  # file offset of the current block
         self.parse_from: tuple[int, int] | None = None  # (offset, lines) where the csv module takes over
-        self.in_quotes = False  # an odd number of quotes so far: the next line end is inside a value
         self.crlf: bool | None = None  # the header's line end (\r\n or \n); every line ends the same
 
     def fail(self, fault: _Fault) -> None:
@@ -109,21 +108,26 @@ class _Scan:
 
     def run(self, fh) -> CsvShape:
         byte_fault = None
-        for block in _record_blocks(fh):
+        for block, layout in _record_blocks(fh):
             if self.offset == 0:
                 if not block.strip(BOM + b"\r\n"):
                     raise DataError(f"{self.path} is empty (no header)")
                 if block.startswith(BOM):  # read as utf-8-sig by every engine
                     block, self.offset = block[len(BOM):], len(BOM)
+                    layout = _Layout.of(block)
             byte_fault = _byte_fault(block, self.lines, self.sep, self.columns)
-            if self.parse_from is None and not _countable(block, self.sep):
+            if self.parse_from is None and not _countable(block, layout, self.sep):
                 self.parse_from = (self.offset, self.lines)  # separators no longer tell the fields
             if self.parse_from is None:
-                byte_fault = _first(byte_fault, self._line_ends(block))
-                self._count_fields(block, byte_fault.line if byte_fault else None)
+                unended = not block.endswith(b"\n")
+                if unended:  # the last line: ended here, so that it is a record
+                    block += b"\n"
+                    layout = _Layout.of(block)
+                byte_fault = _first(byte_fault, self._line_ends(layout, unended))
+                self._count_fields(block, layout, byte_fault.line if byte_fault else None)
             if byte_fault is not None:
                 break
-            self.lines += block.count(b"\n") + (not block.endswith(b"\n"))
+            self.lines += len(layout.lines) + (not block.endswith(b"\n"))
             self.offset += len(block)
         if self.offset == 0 and byte_fault is None:
             raise DataError(f"{self.path} is empty (no header)")
@@ -134,45 +138,45 @@ class _Scan:
             self.fail(named if named is not None and named.line == byte_fault.line else byte_fault)
         return CsvShape(self.columns, self.rows, self.blank)
 
-    def _line_ends(self, block: bytes) -> _Fault | None:
-        """A line that ends otherwise than the header (\r\n among \n or the reverse: DuckDB cannot
-        read such a file, pandas can). Only line ends outside quoted values count: one is outside
-        when an even number of quotes comes before it (an escaped quote is two)."""
-        data = np.frombuffer(block, dtype=np.uint8)
-        ends = np.flatnonzero(data == 10)
-        quotes = np.flatnonzero(data == 34)
-        outside = (np.searchsorted(quotes, ends) + self.in_quotes) % 2 == 0
-        self.in_quotes = bool((len(quotes) + self.in_quotes) % 2)
-        crlf = data[np.maximum(ends - 1, 0)] == 13
-        crlf &= ends > 0  # a block begins after a \n: nothing before its first byte is a \r
-        if self.crlf is None and outside.any():
-            self.crlf = bool(crlf[np.argmax(outside)])
-        odd = np.flatnonzero(outside & (crlf != self.crlf)) if self.crlf is not None else ()
+    def _line_ends(self, layout: _Layout, unended: bool = False) -> _Fault | None:
+        """A line that ends otherwise than the header (\\r\\n among \\n or the reverse: DuckDB cannot
+        read such a file, pandas can). Only line ends outside quoted values count; the last one
+        not if ``unended`` (the file's last line has none: the scan added it)."""
+        ends = layout.ends[:-1] if unended else layout.ends
+        if not len(ends):
+            return None
+        crlf = (layout.data[np.maximum(ends - 1, 0)] == 13) & (ends > 0)  # a block begins after a \\n
+        if self.crlf is None:
+            self.crlf = bool(crlf[0])
+        odd = np.flatnonzero(crlf != self.crlf)
         if not len(odd):
             return None
         found, wanted = ("\\r\\n", "\\n") if crlf[odd[0]] else ("\\n", "\\r\\n")
-        return _Fault(self.lines + int(odd[0]) + 1,
-                      f"ends with {found} where the header ends with {wanted} (save the file with one kind of line end)")
+        line = self.lines + int(np.searchsorted(layout.lines, ends[odd[0]])) + 1
+        return _Fault(line, f"ends with {found} where the header ends with {wanted} "
+                            "(save the file with one kind of line end)")
 
     def _header(self, names: list[str]) -> None:
         check_names(self.path, names)
         self.columns = tuple(names)
 
-    def _count_fields(self, block: bytes, stop: int | None) -> None:
-        """Fields per record by counting the separators outside quoted values (``block`` begins a
-        record and its quotes are all where a value opens or closes: see :func:`_countable`); records
-        on lines before ``stop`` only."""
-        if not block.endswith(b"\n"):
-            block += b"\n"
-        data = np.frombuffer(block, dtype=np.uint8)
-        quotes = np.flatnonzero(data == 34)
-        lines = np.flatnonzero(data == 10)
-        ends = _outside(lines, quotes)
+    def _count_fields(self, block: bytes, layout: _Layout, stop: int | None) -> None:
+        """Fields per record: its separators less those inside its quoted values (``block`` begins a
+        record, ends with a line end, and its quotes pair up as values' opening and closing: see
+        :func:`_countable`); records on lines before ``stop`` only."""
+        data, ends, quotes = layout.data, layout.ends, layout.quotes
         starts = np.concatenate(([0], ends[:-1] + 1))
-        seps = _outside(np.flatnonzero(data == ord(self.sep)), quotes)
+        seps = np.flatnonzero(data == ord(self.sep))
         fields = np.diff(np.concatenate(([0], np.searchsorted(seps, ends)))) + 1
+        if len(quotes):  # each (opening, closing) pair: the separators between are a value's text
+            before = np.searchsorted(seps, quotes)
+            record = np.searchsorted(ends, quotes[0::2])
+            fields -= np.bincount(record, weights=before[1::2] - before[0::2], minlength=len(ends)).astype(np.int64)
         length = ends - starts - (data[np.maximum(ends - 1, 0)] == 13) * (ends > starts)
-        line_of = self.lines + np.searchsorted(lines, starts) + 1  # a record's first physical line
+        if len(layout.lines) == len(ends):  # no line end inside a value: record i is line i
+            line_of = self.lines + np.arange(1, len(ends) + 1)
+        else:
+            line_of = self.lines + np.searchsorted(layout.lines, starts) + 1  # a record's first line
         first = 0
         if not self.columns:  # the header is the block's first record
             self._header(_split(block[: ends[0]].rstrip(b"\r"), self.sep))
@@ -183,8 +187,8 @@ class _Scan:
         bad = np.flatnonzero(keep & ~blank & (fields != len(self.columns)))
         if len(bad):
             i = int(bad[0])
-            record = block[starts[i]: ends[i]].rstrip(b"\r")
-            self.fail(_Fault(int(line_of[i]), _width_cause(int(fields[i]), len(self.columns), not record.strip())))
+            text = block[starts[i]: ends[i]].rstrip(b"\r")
+            self.fail(_Fault(int(line_of[i]), _width_cause(int(fields[i]), len(self.columns), not text.strip())))
         self.blank += int(blank.sum())
         self.rows += int((keep & ~blank).sum())
 
@@ -242,34 +246,52 @@ def _width_cause(found: int, width: int, blank: bool) -> str:
     return f"has {found} field(s) where the header has {width}"
 
 
-def _outside(positions: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """The ``positions`` outside quoted values: those after an even number of quotes (an escaped
-    quote is two), in a block that begins a record."""
-    if not len(quotes):
-        return positions
-    return positions[np.searchsorted(quotes, positions) % 2 == 0]
+@dataclass(frozen=True, eq=False)
+class _Layout:
+    """Where a block's line ends and quotes are, found once and read by every check of the block;
+    ``ends`` are the line ends outside quoted values (records' ends), in a block that begins a record."""
+
+    data: np.ndarray
+    lines: np.ndarray
+    quotes: np.ndarray
+    ends: np.ndarray
+
+    @classmethod
+    def of(cls, block: bytes) -> _Layout:
+        data = np.frombuffer(block, dtype=np.uint8)
+        lines = np.flatnonzero(data == 10)
+        quotes = np.flatnonzero(data == 34) if b'"' in block else lines[:0]
+        # a line end after an even number of quotes is outside a value (an escaped quote is two)
+        ends = lines[np.searchsorted(quotes, lines) % 2 == 0] if len(quotes) else lines
+        return cls(data, lines, quotes, ends)
+
+    def prefix(self, cut: int) -> _Layout:
+        """The layout of the block's first ``cut`` bytes."""
+        def below(positions: np.ndarray) -> np.ndarray:
+            return positions[: np.searchsorted(positions, cut)]
+
+        return _Layout(self.data[:cut], below(self.lines), below(self.quotes), below(self.ends))
 
 
-def _countable(block: bytes, sep: str) -> bool:
+def _countable(block: bytes, layout: _Layout, sep: str) -> bool:
     """Whether counting separators outside quotes tells each record's fields: every quote opens a
     value (at its start) or closes one (at its end), or is half of an escaped pair, the quotes are
     even in number, and no carriage return ends a line alone. Else (a literal quote inside a value,
     text after a closing quote, an unclosed quote) the csv module parses from this block on."""
-    if block.count(b"\r") != block.count(b"\r\n"):
+    if b"\r" in block and block.count(b"\r") != block.count(b"\r\n"):
         return False
-    if b'"' not in block:
+    quotes, data = layout.quotes, layout.data
+    if not len(quotes):
         return True
-    data = np.frombuffer(block, dtype=np.uint8)
-    quotes = np.flatnonzero(data == 34)
     if len(quotes) % 2:
         return False
-    field_end = (ord(sep), 10, 13)
     before = data[np.maximum(quotes - 1, 0)]
     after = data[np.minimum(quotes + 1, len(data) - 1)]
     adjacent = np.diff(quotes) == 1
-    opens = (quotes == 0) | np.isin(before, field_end[:2]) | np.concatenate(([False], adjacent))
-    closes = (quotes == len(data) - 1) | np.isin(after, field_end) | np.concatenate((adjacent, [False]))
-    return bool(np.where(np.arange(len(quotes)) % 2 == 0, opens, closes).all())
+    opens = (quotes == 0) | (before == ord(sep)) | (before == 10) | np.concatenate(([False], adjacent))
+    closes = ((quotes == len(data) - 1) | (after == ord(sep)) | (after == 10) | (after == 13)
+              | np.concatenate((adjacent, [False])))
+    return bool(opens[0::2].all() and closes[1::2].all())
 
 
 def _split(header: bytes, sep: str) -> list[str]:
@@ -284,22 +306,22 @@ RECORD_LIMIT = 64 << 20  # bytes kept waiting for a record's end; past it, the c
 
 
 def _record_blocks(fh):
-    """The file's bytes in blocks of about BLOCK bytes, each cut after a line end outside quotes (but
-    the last): no character, line or record is split between two blocks, so each block begins a
-    record. A block that cannot be cut so (an unclosed quote) is given whole once past RECORD_LIMIT."""
+    """The file's bytes in blocks of about BLOCK bytes with their layout, each cut after a line end
+    outside quotes (but the last): no character, line or record is split between two blocks, so each
+    block begins a record. A block that cannot be cut so (an unclosed quote) is given whole once
+    past RECORD_LIMIT."""
     carry = b""
     while block := fh.read(BLOCK):
         data = carry + block if carry else block
-        data_view = np.frombuffer(data, dtype=np.uint8)
-        ends = _outside(np.flatnonzero(data_view == 10), np.flatnonzero(data_view == 34))
-        if not len(ends) and len(data) <= RECORD_LIMIT:
+        layout = _Layout.of(data)
+        if not len(layout.ends) and len(data) <= RECORD_LIMIT:
             carry = data
             continue
-        cut = int(ends[-1]) + 1 if len(ends) else len(data)
-        yield data[:cut]
+        cut = int(layout.ends[-1]) + 1 if len(layout.ends) else len(data)
+        yield data[:cut], layout.prefix(cut)
         carry = data[cut:]
     if carry:
-        yield carry
+        yield carry, _Layout.of(carry)
 
 
 def _byte_fault(block: bytes, lines: int, sep: str, columns: Sequence[str]) -> _Fault | None:
