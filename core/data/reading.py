@@ -7,16 +7,20 @@ read by the dashboard and the CLI) first calls :func:`check_csv`, and a file is 
 causes with the same one line whatever reads it:
 
 - a header with an empty (or blank) or a duplicate column name;
-- a row with fewer or more fields than the header (a blank line is not a row: it is skipped);
+- a row with fewer or more fields than the header (a blank line is not a row: it is skipped and
+  counted; a line of spaces is a short row);
 - a NUL byte anywhere;
 - bytes that are not UTF-8;
-- a quoted value that is never closed, or text after a closing quote.
+- a quoted value that is never closed, or text after a closing quote;
+- a line that ends otherwise than the header (``\\r\\n`` among ``\\n``; DuckDB cannot read it).
 
-The check is one streaming pass, linear in the file's size and cheap: blocks cut at line ends are
-checked as bytes (``isascii``/``decode`` for UTF-8, ``find`` for NUL, and numpy counts the separators
-of every line), so Python's csv module parses only from the first block holding a quote or a bare
-carriage return on (where counting separators is no longer enough). A file checked once is not
-checked again while its size and modification time stay the same (a release reads its input twice).
+The check is one streaming pass, linear in the file's size and cheap (about half a second per
+million adult rows, 95 MB, against pandas' two seconds to read them): blocks cut at record ends are
+checked as bytes (``isascii``/``decode`` for UTF-8, ``find`` for NUL), and numpy counts each record's
+separators, less those between a pair of quotes. Python's csv module parses only from the first
+block where that count cannot be trusted (a literal quote inside a value, a quote left open, a
+bare carriage return). A file checked once is not checked again while its size and modification
+time stay the same (a release reads its input twice).
 """
 
 from __future__ import annotations
