@@ -163,3 +163,18 @@ def test_a_literal_quote_inside_a_value_passes_and_text_after_a_closing_quote_is
     path.write_bytes(b'a,b\n1,2\n"ab"c,d\n')
     with pytest.raises(DataError, match=r"q\.csv: line 3 cannot be read as CSV: ',' expected after '\"'"):
         check_csv(path, ",")
+
+
+def test_the_csv_module_takes_over_mid_file_with_the_right_line_numbers(tmp_path, monkeypatch):
+    from microrelease.core.data import reading
+
+    monkeypatch.setattr(reading, "BLOCK", 64)
+    monkeypatch.setattr(reading, "RECORD_LIMIT", 256)  # an open quote: the csv module streams from its block
+    path = tmp_path / "q.csv"
+    good = [b"a,b\n"] + [b"1,2\n"] * 40
+    path.write_bytes(b"".join([*good, b'x"y,3\n', *[b"1,2\n"] * 40, b"4\n"]))  # a literal quote on line 42
+    with pytest.raises(DataError, match=r"q\.csv: line 83 has 1 field\(s\) where the header has 2"):
+        check_csv(path, ",")
+    path.write_bytes(b"".join([*good, b'"open,3\n', *[b"1,2\n"] * 200]))
+    with pytest.raises(DataError, match=r"q\.csv: line 42 has a quoted value that is never closed"):
+        check_csv(path, ",")
