@@ -188,7 +188,10 @@ class _Scan:
         keep = line_of < stop if stop is not None else np.ones(len(ends), dtype=bool)
         keep[:first] = False
         blank = keep & (length == 0)
-        bad = np.flatnonzero(keep & ~blank & (fields != len(self.columns)))
+        wrong = fields != len(self.columns)
+        if len(self.columns) == 1:  # a line of spaces has the one field: refused as short all the same
+            wrong |= (length > 0) & _only_spaces(data, starts, ends)
+        bad = np.flatnonzero(keep & ~blank & wrong)
         if len(bad):
             i = int(bad[0])
             text = block[starts[i]: ends[i]].rstrip(b"\r")
@@ -231,7 +234,7 @@ class _Scan:
                 self._header(record)
             elif not record:
                 self.blank += 1
-            elif len(record) != len(self.columns):
+            elif len(record) != len(self.columns) or (len(record) == 1 and not record[0].strip()):
                 blank = len(record) == 1 and not record[0].strip()
                 self.fail(_Fault(start, _width_cause(len(record), len(self.columns), blank)))
             else:
@@ -242,6 +245,13 @@ def _first(*faults: _Fault | None) -> _Fault | None:
     """The fault on the earliest line (None if there is none)."""
     found = [f for f in faults if f is not None]
     return min(found, key=lambda f: f.line) if found else None
+
+
+def _only_spaces(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per record: holds nothing but spaces, tabs and a carriage return (pandas skips such a line,
+    DuckDB reads it; the rule refuses it)."""
+    solid = np.concatenate(([0], np.cumsum(~np.isin(data, (9, 10, 13, 32)), dtype=np.int64)))
+    return solid[ends] - solid[starts] == 0
 
 
 def _width_cause(found: int, width: int, blank: bool) -> str:

@@ -178,3 +178,12 @@ def test_the_csv_module_takes_over_mid_file_with_the_right_line_numbers(tmp_path
     path.write_bytes(b"".join([*good, b'"open,3\n', *[b"1,2\n"] * 200]))
     with pytest.raises(DataError, match=r"q\.csv: line 42 has a quoted value that is never closed"):
         check_csv(path, ",")
+
+
+@pytest.mark.parametrize("quote", [b"", b'"q",'])
+def test_a_line_of_spaces_is_refused_in_a_one_column_file_too(tmp_path, quote):
+    path = tmp_path / "one.csv"
+    # line 2 is blank (skipped) or a quoted value; pandas would skip line 4, DuckDB read it
+    path.write_bytes(b"a\n" + quote.rstrip(b",") + b"\nx\n  \ny\n")
+    with pytest.raises(DataError, match=r"one\.csv: line 4 is blank but for spaces, where the header has 1 fields"):
+        read_table(path, sep=",")
