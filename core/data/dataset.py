@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from microrelease.core.data.reading import check_csv
 from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource, frequency_set
@@ -43,7 +44,8 @@ def detect_separator(sample: str) -> str:
 
 
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV with every cell as text; a malformed file raises DataError naming the line.
+    """Read a CSV with every cell as text; a file breaking the reading rule of
+    :mod:`microrelease.core.data.reading` raises its DataError (the same one every engine raises).
 
     Blank lines are not rows; their number is kept in ``df.attrs["blank_lines_skipped"]``.
     """
@@ -53,20 +55,16 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     if sep is None:
         with open(path, encoding="utf-8-sig", errors="replace") as fh:
             sep = detect_separator(fh.read(64_000))
+    shape = check_csv(path, sep)  # before pandas, which forgives ragged rows and NUL bytes
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")
     except pd.errors.EmptyDataError:
         raise DataError(f"{path} is empty (no header, no rows)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise DataError(f"{path} is not a well-formed CSV with separator {sep!r}: {exc}") from None
-    with open(path, encoding="utf-8-sig", errors="replace") as fh:
-        header = next(csv.reader([fh.readline()], delimiter=sep), [])
-        # pandas skips blank lines; count them so that the skip is reported, never silent
-        blank = sum(1 for line in fh if not line.strip())
-    dup = sorted({c for c in header if header.count(c) > 1})
-    if dup:
-        raise DataError(f"{path}: duplicate column names in the header: {dup}")
-    df.attrs["blank_lines_skipped"] = blank
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:  # what the rule does not cover, e.g. a huge field
+        raise DataError(f"{path} is not a well-formed CSV with separator {sep!r}: {' '.join(str(exc).split())}") from None
+    if len(df) != shape.rows:  # the rule and pandas disagree on what a row is: never release a guess
+        raise DataError(f"{path}: pandas read {len(df)} rows where the file has {shape.rows}")
+    df.attrs["blank_lines_skipped"] = shape.blank_lines
     return df
 
 

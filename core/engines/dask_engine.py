@@ -100,6 +100,7 @@ class DaskEngine:
 
     def _read(self, source: Source, columns: Sequence[str] | None = None):
         dd, _ = _dask()
+        source.columns()  # the reading rule, before Dask's parser (which forgives short rows)
         files = [str(p) for p in source.paths]
         if source.format == "parquet":
             # Dask's default makes one partition per file, however large: one worker would hold

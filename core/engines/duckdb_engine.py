@@ -183,15 +183,16 @@ class DuckDBEngine:
     def scan(self, source: Source) -> str:
         """The table function reading every file of ``source``."""
         files = "[" + ", ".join(_literal(str(p)) for p in source.paths) + "]"
+        columns = source.columns()  # the reading rule, before DuckDB's own (which words errors its way)
         if source.format == "parquet":
             return f"read_parquet({files}, union_by_name = true)"
         # The header read by Python fixes the columns: no sniffing, so a ragged row is an error
         # naming its line instead of a different guess of the layout. No union_by_name: it makes
         # DuckDB sniff each file, and a sniffing error names no line (CSV partitions share one
         # header, in order: Source.columns checks it).
-        columns = "{" + ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in source.columns()) + "}"
+        types = "{" + ", ".join(f"{_literal(c)}: 'VARCHAR'" for c in columns) + "}"
         buffer = f", buffer_size = {self.csv_buffer}" if self.csv_buffer else ""
-        return (f"read_csv({files}, header = true, auto_detect = false, columns = {columns}, "
+        return (f"read_csv({files}, header = true, auto_detect = false, columns = {types}, "
                 f"delim = {_literal(source.sep)}, quote = '\"', escape = '\"', "
                 f"strict_mode = true{buffer})")
 

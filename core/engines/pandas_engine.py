@@ -34,6 +34,7 @@ class PandasEngine:
     def _frame(self, source: Source) -> pd.DataFrame:
         if source.frame is not None:
             return source.frame
+        source.columns()  # the reading rule (read_table checks a CSV too; the check is done once per file)
         parts = [_read(p, source.format, source.sep) for p in source.paths]
         return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 

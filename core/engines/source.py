@@ -1,13 +1,14 @@
 """Where the rows live: a DataFrame in memory, or CSV / Parquet files read by an engine.
 
 The files of one source are checked before any engine runs: each must exist and be readable, and
-all must have the same columns (a column missing from one partition is named with its file). Only
-the header of a CSV and the footer of a Parquet file are read for that.
+all must have the same columns (a column missing from one partition is named with its file). A CSV
+must pass the one reading rule of :mod:`microrelease.core.data.reading` (one streaming pass, done
+once per file version), so that every engine refuses the same files with the same message; of a
+Parquet file only the footer is read, and its column names pass the same rule.
 """
 
 from __future__ import annotations
 
-import csv
 import glob
 import hashlib
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from microrelease.core.data.dataset import detect_separator, frame_checksum
+from microrelease.core.data.reading import check_csv, check_names
 from microrelease.core.exceptions import DataError
 
 # Parquet column types whose text form every engine writes the same way (checked by check_types).
@@ -94,23 +96,21 @@ class Source:
         return str(self.paths[0]) if len(self.paths) == 1 else f"{self.paths[0].parent} ({len(self.paths)} files)"
 
     def file_columns(self, path: Path) -> list[str]:
-        """Column names of one file, from its header (CSV) or footer (Parquet)."""
+        """Column names of one file: a CSV's header once the whole file has passed the reading rule
+        (:func:`~microrelease.core.data.reading.check_csv`, which every engine relies on), or a
+        Parquet file's footer, whose names pass the same rule."""
+        if self.format == "csv":
+            return list(check_csv(path, self.sep).columns)
         try:
-            if self.format == "parquet":
-                import pyarrow.parquet as pq
+            import pyarrow.parquet as pq
 
-                return list(pq.read_schema(path).names)
-            with open(path, encoding="utf-8-sig", newline="") as fh:
-                header = next(csv.reader([fh.readline()], delimiter=self.sep), [])
+            names = list(pq.read_schema(path).names)
         except OSError as exc:
             raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
         except Exception as exc:  # pyarrow's errors for a file that is not Parquet
-            if self.format == "csv":  # e.g. bytes that are not UTF-8 near the header
-                raise DataError(f"cannot read the header of {path}: {exc}") from None
             raise DataError(f"{path} is not a readable Parquet file: {exc}") from None
-        if not header:
-            raise DataError(f"{path} is empty (no header)")
-        return header
+        check_names(path, names, part="the schema")
+        return names
 
     def columns(self) -> list[str]:
         """The table's columns; DataError naming the file and the columns if partitions differ."""
@@ -119,9 +119,6 @@ class Source:
         first: list[str] | None = None
         for path in self.paths:
             cols = self.file_columns(path)
-            dup = sorted({c for c in cols if cols.count(c) > 1})
-            if dup:
-                raise DataError(f"{path}: duplicate column names {dup}")
             if first is None:
                 first = cols
             elif sorted(cols) != sorted(first):
@@ -131,6 +128,13 @@ class Source:
             elif self.format == "csv" and cols != first:  # CSV partitions are read by position
                 raise DataError(f"{path}: its columns are in another order than in {self.paths[0]}")
         return first or []
+
+    def blank_lines(self) -> int:
+        """Blank lines of the CSV files, which no engine reads as rows (0 for Parquet or a DataFrame);
+        known from the reading rule's pass, so free once the columns were read."""
+        if self.frame is not None or self.format != "csv":
+            return 0
+        return sum(check_csv(path, self.sep).blank_lines for path in self.paths)
 
     def check_types(self, columns: Sequence[str]) -> None:
         """QI values must have one text form in every engine: text, integer or float columns."""

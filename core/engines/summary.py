@@ -38,6 +38,7 @@ class TableSummary(FrequencySource):
     engine: Engine
     missing_counts: dict[str, int] = field(default_factory=dict)
     checksum: str = ""
+    blank_lines_skipped: int = 0  # blank lines of the CSV files, not rows (the report says how many)
 
     @property
     def rows(self) -> Source:
@@ -109,4 +110,4 @@ def summarize(
         raise DataError(f"{source.description} has no rows")
     freq, used, missing_counts = encode_frequency(frame, resolved)
     return TableSummary(source, schema, used, freq, tuple(columns), engine, missing_counts,
-                        source.checksum() if checksum else "")
+                        source.checksum() if checksum else "", source.blank_lines())

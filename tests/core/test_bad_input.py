@@ -85,7 +85,7 @@ def test_empty_table(tmp_path):
 
 def test_malformed_csv_names_the_line(tmp_path):
     (tmp_path / "bad.csv").write_text("sex,age\nM,3\nF,4,extra\n")
-    with pytest.raises(DataError, match=r"bad\.csv is not a well-formed CSV.*line 3"):
+    with pytest.raises(DataError, match=r"bad\.csv: line 3 has 3 field\(s\) where the header has 2"):
         read_table(tmp_path / "bad.csv", sep=",")
     (tmp_path / "dup.csv").write_text("sex,sex\nM,F\n")
     with pytest.raises(DataError, match=r"duplicate column names.*\['sex'\]"):

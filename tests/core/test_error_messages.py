@@ -37,7 +37,7 @@ A = Hierarchy("a", (("1", "*"), ("2", "*")))
     ("a,b\n1,x\n2,y\n" + "1" * 3_000_000 + ",z\n", r"bad\.csv: line 4 is longer than the CSV reader's limit of \d+ bytes"),
     ("a,b\n1,x\n2,y\n1,x,extra\n", r"bad\.csv: line 4 has 3 field\(s\) where the header has 2"),
     ("a,b\n1,x\n   \n2,y\n", r"bad\.csv: line 3 is blank but for spaces"),
-    ('a,b\n1,x\n2,"y\n', r"bad\.csv: line 3 cannot be read: Value with unterminated quote"),
+    ('a,b\n1,x\n2,"y\n', r"bad\.csv: line 3 has a quoted value that is never closed"),
 ], ids=["long-line", "ragged", "blank-with-spaces", "open-quote"])
 def test_duckdb_names_the_line_and_cause_of_a_bad_csv(tmp_path, text, message):
     (tmp_path / "bad.csv").write_text(text)
