@@ -14,6 +14,8 @@ from enum import StrEnum
 
 from microrelease.core.exceptions import DataError
 
+LISTED = 20  # column names quoted in a message at most: a 10,000-column table's would fill the screen
+
 
 class AttributeRole(StrEnum):
     IDENTIFIER = "identifier"
@@ -63,8 +65,15 @@ class Schema:
         for role, names in (("QI", self.quasi_identifiers), ("identifier", self.identifiers), ("sensitive", self.sensitive)):
             unknown = [n for n in names if n not in present]
             if unknown:
-                raise DataError(f"unknown {role} column(s) {unknown}; the table has columns {list(columns)}")
+                raise DataError(f"unknown {role} column(s) {unknown}; the table has columns {listed(list(columns))}")
 
     def output_columns(self, columns: list[str] | tuple[str, ...]) -> list[str]:
         """Columns written to any output: all but the identifiers, in the table's order."""
         return [c for c in columns if c not in self.identifiers]
+
+
+def listed(names: list) -> str:
+    """``names`` as a message quotes them: all of a short list, else the first LISTED and how many in all."""
+    if len(names) <= LISTED:
+        return str(names)
+    return f"{str(names[:LISTED])[:-1]}, ... ({len(names):,} in all)]"

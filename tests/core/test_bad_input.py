@@ -133,3 +133,17 @@ def test_blank_lines_are_counted_not_silently_dropped(tmp_path):
     (tmp_path / "gaps.csv").write_text("sex,age\nM,3\n\nF,4\n\n")
     ds = load_dataset(tmp_path / "gaps.csv", qi=["sex"], hierarchies={"sex": SEX})
     assert ds.n_rows == 2 and ds.blank_lines_skipped == 2
+
+
+def test_an_unknown_column_of_a_wide_table_quotes_twenty_names_and_the_count():
+    import pandas as pd
+
+    from microrelease.core import load_dataset
+    from microrelease.core.exceptions import DataError
+
+    wide = pd.DataFrame({f"c{i}": ["a", "b"] for i in range(5000)})
+    with pytest.raises(DataError) as err:
+        load_dataset(wide, qi=("nope",), hierarchies={})
+    text = str(err.value)
+    assert "unknown QI column(s) ['nope']" in text and "'c19', ... (5,000 in all)]" in text and "'c20'" not in text
+    assert len(text) < 400
