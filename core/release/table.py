@@ -59,7 +59,7 @@ def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:
     pandas writes it (its writer is that module's; missing values empty) at a fifth of pandas' cost
     per cell; other tables by pandas, which formats their numbers and dates."""
     text = [c for c in table.columns if pd.api.types.is_object_dtype(table[c]) or pd.api.types.is_string_dtype(table[c])]
-    cells = table[text].to_numpy(dtype=object)
+    cells = table[text].to_numpy(dtype=object, copy=True)  # a view of the frame may be read-only
     terminator = "\r\n" if _holds_cr(cells).astype(bool).any() else "\n"
     if len(text) < len(table.columns):
         table.to_csv(path, index=False, sep=sep, lineterminator=terminator)
