@@ -3,6 +3,7 @@ the errors in its log and in a page's console, the page's JavaScript probes, scr
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -19,6 +20,11 @@ ARTIFACTS = ROOT / "test-artifacts"
 SERVED_APP_LOG = "served_app.log"  # the log of tests/app/conftest.py's ``served_app`` fixture
 ERROR_WORDS = ("ERROR", "Traceback", "Exception")
 NO_SESSION_PATH = "favicon.ico"  # answered by a served app without building a session (a GET of the page does)
+
+# The bound of every wait on the page (ms): waits poll for a condition, and this bound is only reached
+# when something is wrong. Generous, because a first-ever run compiles kernels on a 2-core machine that
+# may be shared (CI saw load 11-27); MICRORELEASE_PATIENCE_S overrides it.
+PATIENCE_MS = int(float(os.environ.get("MICRORELEASE_PATIENCE_S", "600")) * 1000)
 
 # True once Bokeh has rendered the document and has nothing in flight.
 IDLE = "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].is_idle"
@@ -62,7 +68,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_http(url: str, timeout: float = 90) -> None:
+def until(condition, what: str, timeout: float = PATIENCE_MS / 1000, every: float = 0.1):
+    """The first truthy ``condition()``, polled every EVERY seconds; fails naming WHAT after TIMEOUT."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {timeout:.0f} s")
+        time.sleep(every)
+    return value
+
+
+def log_quiet(path: Path, quiet: float = 1.0) -> None:
+    """Until the log at PATH has not grown for QUIET seconds: the server has finished writing what the
+    last action started (an error it logs late is still this test's)."""
+    seen = {"size": -1, "since": time.monotonic()}
+
+    def unchanged() -> bool:
+        size = path.stat().st_size
+        if size != seen["size"]:
+            seen.update(size=size, since=time.monotonic())
+        return time.monotonic() - seen["since"] >= quiet
+
+    until(unchanged, f"{path.name} still growing", every=0.2)
+
+
+def painted(page) -> None:
+    """Until the browser has painted two frames since now (canvases paint after the document is idle)."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def wait_http(url: str, timeout: float = PATIENCE_MS / 1000) -> None:
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -76,7 +111,7 @@ def wait_http(url: str, timeout: float = 90) -> None:
 
 @contextmanager
 def served_app(*args: str, log_name: str, wait_path: str = "",
-               timeout: float = 180) -> Iterator[tuple[str, subprocess.Popen]]:
+               timeout: float = PATIENCE_MS / 1000) -> Iterator[tuple[str, subprocess.Popen]]:
     """The real ``microrelease app ARGS`` on 127.0.0.1 and a free port, logging to ARTIFACTS/LOG_NAME (a
     log of its own: browser modules serve at the same time); (its URL, its process) once URL+WAIT_PATH
     answers (with NO_SESSION_PATH, without building a session and its figures for nobody)."""
@@ -125,7 +160,7 @@ class ServerLog:
         self.start = self.path.stat().st_size
 
     def errors(self) -> list[str]:
-        time.sleep(0.5)  # let the server finish what the last action started
+        log_quiet(self.path)  # let the server finish what the last action started
         return [line for line in server_errors(self.path, self.start) if not any(e in line for e in self.expected)]
 
     def check(self) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import browser_util
 import pytest
-from browser_util import SERVED_APP_LOG, ServerLog
+from browser_util import PATIENCE_MS, SERVED_APP_LOG, ServerLog
 
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -20,6 +20,7 @@ def browser():
     if not CHROMIUM:
         pytest.skip("no chromium: install it with `apt-get install -y chromium` (Debian) to run the browser tests")
     sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (no browser download needed)")
+    sync_api.expect.set_options(timeout=PATIENCE_MS)  # its assertions poll too, 5 s by default
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
@@ -29,7 +30,7 @@ def browser():
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1500, "height": 1100})
-    context.set_default_timeout(30_000)
+    context.set_default_timeout(PATIENCE_MS)
     pg = context.new_page()
     pg.console_msgs, pg.requests = [], []
     pg.on("request", lambda r: pg.requests.append(r.url))

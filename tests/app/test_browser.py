@@ -9,7 +9,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_util import FIGURES, IDLE, NODE_XY, errors, node_with_status, screenshot, set_number
+from browser_util import (
+    FIGURES,
+    IDLE,
+    NODE_XY,
+    PATIENCE_MS,
+    errors,
+    node_with_status,
+    painted,
+    screenshot,
+    set_number,
+)
 
 # every test here also fails on an error the server logged while it ran
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("served_app_log")]
@@ -22,7 +32,6 @@ Y_RANGE = f"""() => {{ {FIGURES}
 DRAWN_WITH_STATUS = node_with_status("y")  # the highest such node: away from the frame's bottom edge
 
 
-LONG = 600_000  # ms: the bound of a wait that a first-ever run (kernels compiled) may need
 
 
 def open_tab(page, url: str, title: str | None = None) -> None:
@@ -64,7 +73,7 @@ def test_samarati_then_adult(served_app, page):
     page.locator(".bk-tab", has_text="Data").click()
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
-    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for()
     page.locator(".bk-tab", has_text="Lattice").click()
     page.wait_for_function(IDLE)
     drawn = int(page.locator("#n-drawn").text_content())
@@ -83,7 +92,7 @@ def test_samarati_then_adult(served_app, page):
     # attribute disclosure: 0.2-closeness on salary-class, answered like the command line
     page.locator(".sensitive-select select").select_option("salary-class")
     set_number(page, ".t-value", 0.2)
-    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=90_000)
+    page.locator("#models", has_text="0.2-closeness").wait_for()
     page.wait_for_function(IDLE)
     cli = subprocess.run([str(Path(sys.executable).parent / "microrelease"), "search", "--sample", "adult", "--k", str(k),
                           "--max-sup", str(max_sup), "--sensitive", "salary-class", "--t-closeness", "0.2", "--json",
@@ -103,7 +112,7 @@ def test_each_browser_session_has_its_own_state(served_app, browser):
     first, second = browser.new_page(), browser.new_page()
     try:
         for pg in (first, second):
-            pg.set_default_timeout(30_000)
+            pg.set_default_timeout(PATIENCE_MS)
             open_tab(pg, url)
         set_number(first, ".k-input", 3)
         first.locator("#k", has_text="3").wait_for()
@@ -181,25 +190,24 @@ def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
     summary = page.locator(".seq-summary p")
     # conditions, with bounds for a first-ever run: numba's cache empty (a fresh clone), the server
     # compiles the sequential kernels for the first release, minutes on a busy 2-core machine
-    summary.locator("text=k = 5").wait_for(timeout=LONG)
+    summary.locator("text=k = 5").wait_for()
     page.locator(".seq-k button", has_text="10").click()
-    summary.locator("text=k = 10").wait_for(timeout=LONG)
+    summary.locator("text=k = 10").wait_for()
     release, attack, shared = release_for(10, False)
     text = summary.text_content()
     assert f"at least {shared - 1} others" in text and shared >= 10 and f"{attack:.3f}" in text
-    page.locator(".seq-timelines .tabulator-row").first.wait_for(timeout=LONG)
+    page.locator(".seq-timelines .tabulator-row").first.wait_for()
     # the attackers at k: the QIs + 2 codes attacker against both parts, as the core computes it
     row = page.locator(".seq-attackers .tabulator-row", has_text="QIs + 2 codes")
-    row.locator(".tabulator-cell[tabulator-field='both parts']", has_text=f"{attack:.3f}").wait_for(timeout=LONG)
+    row.locator(".tabulator-cell[tabulator-field='both parts']", has_text=f"{attack:.3f}").wait_for()
     # the curves over every k come after the figures at k, drawn once their releases are made
     page.wait_for_function("""() => { for (const m of Bokeh.documents[0].all_models)
-      if (m.type === 'Title' && String(m.text).startsWith('Attack success')) return true; return false }""",
-                           timeout=LONG)
+      if (m.type === 'Title' && String(m.text).startsWith('Attack success')) return true; return false }""")
     assert page.locator(".seq-curves-pending").count() == 0
     screenshot(page, "sequences_k10")
     # the multi-table study: its tables named, the guarantee over all of them, insurance rows shown
     page.locator(".seq-sample button", has_text="study").click()
-    summary.locator("text=insurance").wait_for(timeout=LONG)
+    summary.locator("text=insurance").wait_for()
     release, attack, shared = release_for(10, False, "study")
     text = summary.text_content()
     assert "diagnoses, prescriptions" in text and f"at least {shared - 1} others" in text and shared >= 10
@@ -219,7 +227,7 @@ def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_p
     open_tab(page, url, "Data")
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
-    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for()
     page.locator(".bk-tab", has_text="Lattice").click()
     set_number(page, ".k-input", 5)
     page.locator("#k", has_text="5").wait_for()
@@ -227,7 +235,7 @@ def test_export_downloads_the_node_shown_with_its_models(served_app, page, tmp_p
     page.locator("#max-sup", has_text="301").wait_for()
     page.locator(".sensitive-select select").select_option("salary-class")
     set_number(page, ".t-value", 0.2)
-    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=90_000)
+    page.locator("#models", has_text="0.2-closeness").wait_for()
     page.wait_for_function(IDLE)
 
     # tap the preferred node: the details view shows its suppressed rows
@@ -283,6 +291,6 @@ def test_every_tab_opens_without_a_console_error(served_app, page):
     assert len(names) >= 8, names
     for name in names:
         page.locator(".bk-tab", has_text=name).first.click()
-        page.wait_for_timeout(400)
         page.wait_for_function(IDLE)
+        painted(page)
     assert not errors(page), errors(page)

@@ -5,11 +5,10 @@ Every test also fails on a console error and on an error in the server's log."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from browser_util import IDLE, ServerLog, app_fixture, errors, screenshot, set_number
+from browser_util import ARTIFACTS, IDLE, ServerLog, app_fixture, errors, log_quiet, screenshot, set_number
 
 pytestmark = pytest.mark.browser
 
@@ -35,9 +34,8 @@ def _no_errors(data_app, page):
     log = ServerLog(LOG)
     yield
     page.wait_for_function(IDLE)  # let the server finish what the last action started
-    time.sleep(0.5)
+    log_quiet(log.path)
     page.context.close()  # here, so that an error on closing is this test's
-    time.sleep(1)
     log.check()
     assert not errors(page), errors(page)
 
@@ -104,7 +102,7 @@ def test_a_20_mb_csv_uploads(data_app, page, tmp_path):
     path.write_bytes(b"name,age,zip,job,status\n" + row * rows)
     open_data_tab(page, data_app)
     upload(page, "", path=path)
-    page.locator("#data-status", has_text=f"Read {rows} rows × 5 columns from twenty.csv").wait_for(timeout=120_000)
+    page.locator("#data-status", has_text=f"Read {rows} rows × 5 columns from twenty.csv").wait_for()
     # the status line can come before the widget's own last progress message
     page.locator(".csv-upload .filepond--root", has_text="Upload complete").wait_for()
 
@@ -124,8 +122,9 @@ def test_a_file_over_the_cap_is_refused_with_its_size_and_the_session_lives_on(d
     page.locator(".bk-tab", has_text="Lattice").first.click()
     set_number(page, ".k-input", 3)
     page.locator("#k", has_text="3").wait_for()  # the session still answers
-    time.sleep(2)  # the lattice goes on updating after the summary (closing the page meanwhile logs an error)
+    # the lattice goes on updating after the summary (closing the page meanwhile logs an error)
     page.wait_for_function(IDLE)
+    log_quiet(ARTIFACTS / LOG)
 
 
 def test_data_values_column_names_and_file_names_render_as_text(data_app, page):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import param
 import pytest
-from browser_util import IDLE, app_fixture, errors, follow_frames, screenshot, set_number, settle
+from browser_util import IDLE, app_fixture, errors, follow_frames, painted, screenshot, set_number, settle
 from playwright.sync_api import expect
 
 from microrelease.app.explorer.sidebar import LATTICE_VIEW, QUESTION, Sidebar
@@ -41,7 +41,7 @@ def show(page, name: str) -> None:
     """Click the tab registered as ``name`` and wait for its step line (a tab built on first view takes
     seconds: the Sequences tab's attack curves)."""
     page.locator(".bk-tab", has_text=TAB[name].title).click()
-    page.locator(f".step-{name}").wait_for(timeout=120_000)
+    page.locator(f".step-{name}").wait_for()
     page.wait_for_function(IDLE)
 
 
@@ -83,7 +83,7 @@ def test_tabs_follow_the_steps_and_the_sidebar_holds_only_the_tab_s_controls(url
             else:
                 expect(page.locator(css)).to_be_hidden()
         expect(page.locator(f".step-{tab.name}")).to_contain_text("Needs:")
-        page.wait_for_timeout(500)  # the plots' canvases paint after the document is idle
+        painted(page)
         screenshot(page, f"tab_{tab.name}")
     settle(page)
     assert not errors(page), errors(page)
@@ -174,12 +174,12 @@ def test_the_first_privacy_model_shows_its_progress(url, page):
     show(page, "data")
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
-    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=120_000)
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for()
     show(page, "lattice")
     assert page.evaluate(RECORD_PROGRESS)
     page.locator(".sensitive-select select").select_option("salary-class")
     set_number(page, ".t-value", 0.2)
-    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=120_000)
+    page.locator("#models", has_text="0.2-closeness").wait_for()
     expect(page.locator(".model-progress").first).to_be_hidden()
     seen = page.evaluate("() => window.progressSeen")
     shown = [value for visible, value in seen if visible]

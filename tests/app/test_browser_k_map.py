@@ -65,7 +65,7 @@ def test_a_k_map_recolours_the_lattice_and_the_details_give_the_population(url, 
 
     for k_map in (5, 10):
         set_number(page, ".k-map-value", k_map)
-        page.locator("#models", has_text=f"{k_map}-map").wait_for(timeout=90_000)  # the joint roll-up first
+        page.locator("#models", has_text=f"{k_map}-map").wait_for()  # the joint roll-up first
         page.wait_for_function(IDLE)
         answer = cli_search(k_map)
         page.locator("#n-kmin", has_text=str(len(answer["k_minimal"]))).wait_for()

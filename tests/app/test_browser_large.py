@@ -48,7 +48,7 @@ def test_the_pruned_search_answers_a_12_qi_table(url, page, dataset):
     page.goto(url)
     page.wait_for_function(IDLE)
     page.locator(".bk-tab", has_text="Lattice").first.click()
-    page.locator("#n-kmin").wait_for(timeout=120_000)  # the first answer, searched off the page
+    page.locator("#n-kmin").wait_for()  # the first answer, searched off the page
     assert "answered by the pruned search" in page.locator("#large-note").text_content()
     assert page.locator("#view-mode").text_content() == "evaluated"
     assert page.locator("#large-caption").text_content().endswith("of 349,920 nodes: those the search evaluated")
@@ -69,19 +69,19 @@ def test_the_pruned_search_answers_a_12_qi_table(url, page, dataset):
 
     # a k change: searched again from the warm evaluator
     set_number(page, ".k-input", 10)
-    page.locator("#k", has_text=re.compile("^10$")).wait_for(timeout=60_000)
+    page.locator("#k", has_text=re.compile("^10$")).wait_for()
     k, max_sup, n_kmin, preferred = shown(page)
     assert k == 10
     assert (n_kmin, preferred) == core_answer(dataset, 10, max_sup, "min-relative")
 
     # a policy among the k-minimal nodes: the same tags, another preferred node
     page.locator(".policy-select select").select_option(label=POLICIES["min-absolute"].label)
-    page.locator("#policy", has_text="min-absolute").wait_for(timeout=60_000)
+    page.locator("#policy", has_text="min-absolute").wait_for()
     assert shown(page)[2:] == core_answer(dataset, 10, max_sup, "min-absolute")
 
     # a quality policy: a new branch-and-bound search (ARX's optimum over every satisfying node)
     page.locator(".policy-select select").select_option(label=POLICIES["loss"].label)
-    page.locator("#policy", has_text="loss").wait_for(timeout=120_000)
+    page.locator("#policy", has_text="loss").wait_for()
     assert shown(page)[2:] == core_answer(dataset, 10, max_sup, "loss")
     screenshot(page, "wide12_loss")
     settle(page)

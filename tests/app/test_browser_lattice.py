@@ -60,8 +60,8 @@ adult_url = app_fixture("--sample", "adult", log_name=ADULT_LOG, wait_path=NO_SE
 
 
 def open_page(page, url: str) -> None:
-    page.goto(url, timeout=180_000)  # the first page waits for the server's warm-up
-    page.wait_for_function(IDLE, timeout=120_000)
+    page.goto(url)  # the first page waits for the server's warm-up
+    page.wait_for_function(IDLE)
     page.locator("#n-drawn").wait_for()
 
 
@@ -153,8 +153,8 @@ def test_a_tap_while_the_lattice_redraws_selects_the_node_tapped(samarati_url, p
     answer): the row number the tap sends names the same node in the new frame (rows once sorted by
     status selected another node here)."""
     no_server_errors(SAMARATI_LOG)
-    page.goto(samarati_url, timeout=180_000)
-    page.wait_for_function(IDLE, timeout=120_000)
+    page.goto(samarati_url)
+    page.wait_for_function(IDLE)
     set_number(page, ".k-input", 2)
     set_number(page, ".maxsup-rows", 0)
     page.locator("#max-sup", has_text="0").wait_for()
@@ -236,7 +236,7 @@ def test_adult_capped_drawing_says_so_and_joins_its_heights(adult_url, page, no_
     # with a privacy model applied, the hover has the row of the models each node fails
     page.locator(".sensitive-select select").select_option("salary-class")
     set_number(page, ".t-value", 0.2)
-    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=120_000)
+    page.locator("#models", has_text="0.2-closeness").wait_for()
     page.wait_for_function(f"""() => {{ const m = ({LATTICE})().lattice;
       return m.hover[0].some(t => t[0] === 'failing privacy models') && m.points.models.some(v => v.includes('0.2-closeness')) }}""")
     assert not errors(page), errors(page)

@@ -21,7 +21,7 @@ def test_an_average_risk_limit_recolours_the_lattice_and_the_details_give_the_ri
     page.locator(".bk-tab", has_text="Data").first.click()
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
-    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=90_000)
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for()
     page.locator(".bk-tab", has_text="Lattice").first.click()
     set_number(page, ".k-input", 2)
     page.locator("#k", has_text="2").wait_for()
@@ -31,7 +31,7 @@ def test_an_average_risk_limit_recolours_the_lattice_and_the_details_give_the_ri
     assert "fails privacy model" not in page.evaluate(STATUSES)
 
     set_number(page, ".max-risk-value", 0.01)
-    page.wait_for_function(f"() => ({STATUSES})().includes('fails privacy model')", timeout=60_000)
+    page.wait_for_function(f"() => ({STATUSES})().includes('fails privacy model')")
     page.wait_for_function(IDLE)
     cli = subprocess.run([str(Path(sys.executable).parent / "microrelease"), "search", "--sample", "adult", "--k", "2",
                           "--max-sup", "300", "--max-risk", "0.01", "--json", "--quiet"],

@@ -6,12 +6,22 @@ whole session; a screenshot of every tab at the end."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_util import ARTIFACTS, IDLE, NODE_XY, app_fixture, errors, screenshot, server_errors, set_number
+from browser_util import (
+    ARTIFACTS,
+    IDLE,
+    NODE_XY,
+    app_fixture,
+    errors,
+    log_quiet,
+    painted,
+    screenshot,
+    server_errors,
+    set_number,
+)
 from playwright.sync_api import expect
 
 from microrelease.core import build_profile, load_sample, query
@@ -76,7 +86,7 @@ def test_a_whole_session_has_no_error(session_app, page, tmp_path):
     tab(page, "Data")
     page.locator(".sample-select select").select_option("adult")
     page.locator(".load-sample button").click()
-    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for(timeout=120_000)
+    page.locator("#data-status", has_text="Loaded 30162 rows").wait_for()
     tab(page, "Lattice")
     preferred = page.locator("#preferred").inner_text()
     tap(page, preferred)
@@ -94,7 +104,7 @@ def test_a_whole_session_has_no_error(session_app, page, tmp_path):
     page.locator(".build-hierarchy button").click()
     page.locator("#data-next", has_text="Run").wait_for()
     page.locator(".run button").click()
-    page.locator("#data-status", has_text="Loaded 60 rows (people.csv)").wait_for(timeout=60_000)
+    page.locator("#data-status", has_text="Loaded 60 rows (people.csv)").wait_for()
     tab(page, "Lattice")
     tap(page, page.locator("#preferred").inner_text())
     released, report, _ = export(page, tmp_path, "people")
@@ -102,9 +112,10 @@ def test_a_whole_session_has_no_error(session_app, page, tmp_path):
 
     for title in page.locator(".bk-tab").all_inner_texts():
         tab(page, title)
-        page.wait_for_timeout(300)
+        page.wait_for_function(IDLE)
+        painted(page)
         screenshot(page, "session_" + "".join(c if c.isalnum() else "_" for c in title).strip("_").lower())
     page.wait_for_function(IDLE)
-    time.sleep(1)
+    log_quiet(ARTIFACTS / LOG)
     assert not errors(page), errors(page)
     assert not server_errors(ARTIFACTS / LOG), server_errors(ARTIFACTS / LOG)

@@ -53,19 +53,19 @@ def adult_log(adult_url, no_server_errors) -> ServerLog:
 
 
 def open_page(page, url: str, tab: str | None = None) -> None:
-    page.goto(url, timeout=180_000)  # the first page waits for the server's warm-up
-    page.wait_for_function(IDLE, timeout=120_000)
+    page.goto(url)  # the first page waits for the server's warm-up
+    page.wait_for_function(IDLE)
     if tab is not None:
         page.locator(".bk-tab", has_text=tab).first.click()
         page.wait_for_function(IDLE)
 
 
-def tap(page, vector: str, timeout: float = 60_000) -> None:
+def tap(page, vector: str) -> None:
     page.wait_for_function(IDLE)
     xy = page.evaluate(NODE_XY, vector)
     assert xy is not None, f"node {vector} is not drawn"
     page.mouse.click(*xy)
-    page.locator("#sel", has_text=vector).first.wait_for(timeout=timeout)
+    page.locator("#sel", has_text=vector).first.wait_for()
 
 
 def test_each_tap_draws_the_histogram_of_its_node_and_logs_nothing(samarati_url, samarati_log, page):
@@ -138,7 +138,7 @@ def test_presentation_mode_enlarges_the_steps_and_bands_the_probe_in_a_lattice(s
     size = float(text.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px"))
     assert not page.evaluate(LATTICE_FIGURE)  # the Lattice tab's figure is not on this tab
     page.locator(".presentation-toggle button").click()
-    page.wait_for_function(f"() => ({LATTICE_FIGURE})().some(h => h > 300)", timeout=60_000)
+    page.wait_for_function(f"() => ({LATTICE_FIGURE})().some(h => h > 300)")
     assert float(text.evaluate("e => getComputedStyle(e).fontSize").removesuffix("px")) >= 1.3 * size
     # the lattice beside the steps bands the height the probe tries, and follows the next button
     page.locator(".teaching-lattice #probe-height", has_text=page.locator("#fv-try").text_content()).wait_for()
@@ -168,11 +168,11 @@ def test_adult_leaves_vt_out_and_fits_its_failing_classes(adult_url, adult_log, 
     page.wait_for_function(IDLE)
     page.locator(".sensitive-select select").select_option("salary-class")
     set_number(page, ".t-value", 0.2)
-    page.locator("#models", has_text="0.2-closeness").wait_for(timeout=120_000)
-    page.wait_for_function(f"() => ({RIGHTMOST})('fails privacy model') !== null", timeout=60_000)
-    tap(page, page.evaluate(RIGHTMOST, "fails privacy model"), timeout=120_000)
+    page.locator("#models", has_text="0.2-closeness").wait_for()
+    page.wait_for_function(f"() => ({RIGHTMOST})('fails privacy model') !== null")
+    tap(page, page.evaluate(RIGHTMOST, "fails privacy model"))
     table = page.locator(".failing-classes").first
-    table.locator(".tabulator-row").first.wait_for(timeout=60_000)
+    table.locator(".tabulator-row").first.wait_for()
     holder = table.locator(".tabulator-tableholder")
     width, visible = holder.evaluate("e => [e.scrollWidth, e.clientWidth]")
     assert width <= visible, (width, visible)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_util import IDLE, errors, screenshot
+from browser_util import IDLE, errors, screenshot, until
 
 # the test also fails on an error the server logged while it ran
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("served_app_log")]
@@ -34,15 +34,11 @@ def test_the_warm_up_starts_only_once_a_page_is_shown_and_at_the_lowest_priority
     assert warm_up_children(proc.pid) == [], "the warm-up started before any page was shown"
     page.goto(url)
     page.wait_for_function(IDLE)
-    for _ in range(300):  # spawned once the page is ready, and lowered at once (seen here a moment later)
-        children = warm_up_children(proc.pid)
-        if children and all(nice == 19 for _, nice in children):
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"no warm-up child at the lowest priority 30 s after the page: {children}")
+    # spawned once the page is ready, and lowered at once (seen here a moment later)
+    until(lambda: (c := warm_up_children(proc.pid)) and all(nice == 19 for _, nice in c),
+          "a warm-up child at the lowest priority after the page")
     screenshot(page, "warm_up_after_first_page")
     page.locator(".bk-tab", has_text="Microaggregation").first.click()
-    page.locator(".micro-summary").first.wait_for(timeout=120_000)  # from the child, or computed here
-    page.wait_for_function(IDLE, timeout=120_000)
+    page.locator(".micro-summary").first.wait_for()  # from the child, or computed here
+    page.wait_for_function(IDLE)
     assert not errors(page)

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from browser_util import until
 
 pytest.importorskip("panel")
 
@@ -98,12 +99,10 @@ def test_the_warm_up_child_ends_with_the_server_process():
         assert Path(f"/proc/{child}").exists()  # alive while its parent is
         parent.stdin.close()  # the parent ends
         parent.wait(10)
-    for _ in range(100):
-        try:
-            if Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z":
-                break  # ended; its new parent has yet to reap it
+    def ended() -> bool:
+        try:  # a zombie has ended; its new parent has yet to reap it
+            return Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
         except FileNotFoundError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail("the child outlived its parent")
+            return True
+
+    until(ended, "the child outlived its parent")
