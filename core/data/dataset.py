@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.reading import check_csv
+from microrelease.core.data.reading import check_csv, check_names
 from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource, frequency_set
@@ -200,6 +200,7 @@ def load_dataset(
     schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
     if isinstance(data, pd.DataFrame):
         table, checksum, source = data, "", "<DataFrame>"
+        check_names(source, list(table.columns), part="the frame")  # the rule a CSV's header meets
     else:
         table, checksum, source = read_table(data, sep=sep), file_checksum(data), str(data)
     schema.check_columns(list(table.columns))

@@ -187,3 +187,17 @@ def test_a_line_of_spaces_is_refused_in_a_one_column_file_too(tmp_path, quote):
     path.write_bytes(b"a\n" + quote.rstrip(b",") + b"\nx\n  \ny\n")
     with pytest.raises(DataError, match=r"one\.csv: line 4 is blank but for spaces, where the header has 1 fields"):
         read_table(path, sep=",")
+
+
+def test_a_dataframe_given_to_load_dataset_passes_the_same_names_rule():
+    from microrelease.core import load_dataset, load_sample
+
+    sample = load_sample("samarati")
+    qi = list(sample.schema.quasi_identifiers)
+    hierarchies = dict(zip(qi, sample.hierarchies, strict=True))
+    with pytest.raises(DataError, match=r"<DataFrame>: the frame has an empty name in column 3"):
+        load_dataset(sample.table.assign(**{" ": 1}), qi=qi, hierarchies=hierarchies)
+    doubled = pd.concat([sample.table, sample.table[["ZIP"]]], axis=1)
+    with pytest.raises(DataError, match=r"<DataFrame>: the frame has duplicate column names \['ZIP'\]"):
+        load_dataset(doubled, qi=qi, hierarchies=hierarchies)
+    assert load_dataset(sample.table, qi=qi, hierarchies=hierarchies).table.shape == sample.table.shape
