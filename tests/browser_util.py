@@ -68,6 +68,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def log_path(log_name: str) -> Path:
+    """Where a served app's log LOG_NAME is written: one per test worker (``pytest -n``), since the
+    modules that share a fixture's log may run at the same time on two workers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return ARTIFACTS / (f"{worker}-{log_name}" if worker else log_name)
+
+
 def until(condition, what: str, timeout: float = PATIENCE_MS / 1000, every: float = 0.1):
     """The first truthy ``condition()``, polled every EVERY seconds; fails naming WHAT after TIMEOUT."""
     deadline = time.monotonic() + timeout
@@ -118,7 +125,7 @@ def served_app(*args: str, log_name: str, wait_path: str = "",
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     ARTIFACTS.mkdir(exist_ok=True)
-    with open(ARTIFACTS / log_name, "w") as log:  # a file, not a pipe nobody reads (a full pipe blocks the server)
+    with open(log_path(log_name), "w") as log:  # a file, not a pipe nobody reads (a full pipe blocks the server)
         proc = subprocess.Popen([str(Path(sys.executable).parent / "microrelease"), "app", *args,
                                  "--host", "127.0.0.1", "--port", str(port)],
                                 stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -156,7 +163,7 @@ class ServerLog:
     one of ``expected`` (a list the test may still add to)."""
 
     def __init__(self, log_name: str, expected: Sequence[str] = ()):
-        self.path, self.expected = ARTIFACTS / log_name, expected
+        self.path, self.expected = log_path(log_name), expected
         self.start = self.path.stat().st_size
 
     def errors(self) -> list[str]:

@@ -48,3 +48,14 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     assert second.startswith("# 2.") and "pytest" in second
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and "# 2." in ci  # .ci/run extracts and runs command 2 from the README
+
+
+def test_the_slow_sweeps_are_left_out_of_command_2_and_ci_runs_them_as_a_second_step():
+    import tomllib
+
+    addopts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-m 'not slow'" in addopts
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.index('bash -c "$cmd"') < ci.index("\n.venv/bin/pytest -m slow")  # after command 2, under set -e
+    assert "--durations=25" in ci and "set -euo pipefail" in ci
+    assert "pytest -m slow" in README.split("```bash")[2].split("##")[0]  # said beside command 2

@@ -8,7 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser_util import ARTIFACTS, IDLE, ServerLog, app_fixture, errors, log_quiet, screenshot, set_number
+from browser_util import (
+    IDLE,
+    ServerLog,
+    app_fixture,
+    errors,
+    log_path,
+    log_quiet,
+    screenshot,
+    set_number,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -124,7 +133,7 @@ def test_a_file_over_the_cap_is_refused_with_its_size_and_the_session_lives_on(d
     page.locator("#k", has_text="3").wait_for()  # the session still answers
     # the lattice goes on updating after the summary (closing the page meanwhile logs an error)
     page.wait_for_function(IDLE)
-    log_quiet(ARTIFACTS / LOG)
+    log_quiet(log_path(LOG))
 
 
 def test_data_values_column_names_and_file_names_render_as_text(data_app, page):

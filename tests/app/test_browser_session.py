@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from browser_util import (
-    ARTIFACTS,
     IDLE,
     NODE_XY,
     app_fixture,
     errors,
+    log_path,
     log_quiet,
     painted,
     screenshot,
@@ -116,6 +116,6 @@ def test_a_whole_session_has_no_error(session_app, page, tmp_path):
         painted(page)
         screenshot(page, "session_" + "".join(c if c.isalnum() else "_" for c in title).strip("_").lower())
     page.wait_for_function(IDLE)
-    log_quiet(ARTIFACTS / LOG)
+    log_quiet(log_path(LOG))
     assert not errors(page), errors(page)
-    assert not server_errors(ARTIFACTS / LOG), server_errors(ARTIFACTS / LOG)
+    assert not server_errors(log_path(LOG)), server_errors(log_path(LOG))

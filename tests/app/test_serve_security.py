@@ -12,7 +12,7 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from browser_util import ARTIFACTS, IDLE, NO_SESSION_PATH, errors, free_port, screenshot, served_app
+from browser_util import IDLE, NO_SESSION_PATH, errors, free_port, log_path, screenshot, served_app
 from tornado.httpclient import HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -180,7 +180,7 @@ def test_allow_host_adds_a_name_on_any_port_and_says_so(server):
         assert get(server, "/", host)[0] == 200, host
     assert get(server, "/", "lab.example.org.evil.example")[0] == 403
     assert (f"answering Host 127.0.0.1:{server}, localhost:{server}, [::1]:{server}, lab.example.org only "
-            "(add names with --allow-host NAME[:PORT])") in (ARTIFACTS / LOG).read_text()
+            "(add names with --allow-host NAME[:PORT])") in log_path(LOG).read_text()
 
 
 def run_async(coroutine):

@@ -52,6 +52,7 @@ from statistical.neighbours import (
     release_runs,
     structural_properties,
 )
+from sweeps import sweep
 
 from microrelease.core.dp import DP_METHODS, MECHANISMS, PrivacyWarning, dp_release
 
@@ -110,7 +111,7 @@ def statistic_violations(pair: NeighbourPair, a: np.ndarray, b: np.ndarray, scal
     return out
 
 
-@pytest.mark.parametrize(("pair", "method", "noise"), CASES)
+@pytest.mark.parametrize(("pair", "method", "noise"), sweep(CASES, every_run=2))
 def test_structure_does_not_depend_on_the_data(pair, method, noise):
     runs = runs_of(pair, method, noise)
     differences = structure_differences(PAIRS[pair], method, runs.a, runs.b)

@@ -76,6 +76,7 @@ def million(tmp_path_factory):
     return resample_adult(tmp_path_factory.mktemp("scale") / "adult_1m.parquet", 1_000_000)
 
 
+@pytest.mark.slow  # at scale: CI runs it in its second step (pytest -m slow)
 def test_engines_agree_on_a_million_rows(million, dask_client, tmp_path):
     # Independent reference: pandas' own value_counts over the rows, encoded by hand.
     rows = pd.read_parquet(million)
@@ -109,6 +110,7 @@ def test_cli_engines_print_the_same_search(capsys):
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.slow  # at scale: CI runs it in its second step (pytest -m slow)
 def test_duckdb_profiles_and_releases_a_csv_larger_than_its_memory_limit(tmp_path):
     from scale_data import replicate_adult
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from sweeps import sweep
 
 from microrelease.core import Criteria
 from microrelease.core.data.dataset import load_dataset
@@ -49,7 +50,7 @@ def test_the_compiled_profile_has_the_plain_profile_s_histograms_and_the_direct_
     np.testing.assert_allclose(compiled.quality.mass, direct.quality.mass, rtol=1e-12)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", sweep(range(6)))
 def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
     rng = np.random.default_rng(seed)
     table, hierarchies = random_table(rng, int(rng.integers(5, 60)))
@@ -65,7 +66,7 @@ def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
                 assert scores[name][i] == pytest.approx(value, rel=1e-9, abs=1e-12), (name, node, k)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", sweep(range(4)))
 def test_under_l_diversity_every_model_at_every_node_equals_its_definition(seed, tmp_path):
     """The classes failing distinct l-diversity are suppressed whatever k is; the compiled roll-up and the
     node-by-node path agree with the definitions."""

@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pandas as pd
 import pytest
+from sweeps import sweep
 
 from microrelease.core.criteria.base import Scope
 from microrelease.core.criteria.registry import CRITERIA as REGISTRY
@@ -54,7 +55,7 @@ CRITERIA = [AverageRisk(0.3), AverageRisk(0.05), RecordsAtRisk(0.2, 0.1), Record
             PopulationUniqueness(0.02, 0.1), PopulationUniqueness(0.0, 0.5)]
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", sweep(range(4)))
 def test_every_node_s_figure_and_the_minimal_nodes_equal_a_brute_force_search(seed, tmp_path):
     frame = table(seed, 40 + 30 * seed)
     frame.to_csv(tmp_path / "t.csv", index=False)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from sweeps import sweep
 
 from microrelease.core import load_dataset
 from microrelease.core.lattice.quality import QUALITY_MODELS, optimum
@@ -27,7 +28,7 @@ def population_fails(population: pd.DataFrame, hierarchies, node, big_k):
     return fails
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", sweep(range(4)))
 def test_every_quality_model_under_k_map_equals_its_definition(seed):
     rng = np.random.default_rng(200 + seed)
     population, hierarchies = random_table(rng, int(rng.integers(20, 70)))

@@ -176,6 +176,7 @@ def test_node_risk_where_everything_is_suppressed():
     assert all(got[name][0] == 0.0 for name in FIGURES)
 
 
+@pytest.mark.slow  # a sweep: CI's second step (pytest -m slow)
 @given(random_cases(max_rows=30), st.sampled_from(THRESHOLDS), st.sampled_from([None, 0.25]))
 def test_node_risk_leaves_out_classes_failing_a_privacy_model(case, threshold, fraction):
     # a sensitive column; classes with one sensitive value fail distinct 2-diversity and are suppressed

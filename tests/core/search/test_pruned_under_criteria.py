@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from same_answers import same_preferred, same_search
+from sweeps import sweep
 
 from microrelease.core import (
     POLICIES,
@@ -170,7 +171,7 @@ def adult():
     return load_sample("adult")
 
 
-@pytest.mark.parametrize("spec", [MODELS[0], {"l_diversity": "entropy:1.5"}, {"t_closeness": "0.3"}])
+@pytest.mark.parametrize("spec", sweep([MODELS[0], {"l_diversity": "entropy:1.5"}, {"t_closeness": "0.3"}]))
 @pytest.mark.parametrize("max_sup", [0, "1%"])
 def test_adult_8_qis_under_a_model(adult, spec, max_sup):
     prepared = prepare_models(adult, "salary-class", spec)
@@ -188,7 +189,7 @@ def adult_sample():
     return ds, code_population(read_population(str(sample("adult-sample").population_path)), ds)
 
 
-@pytest.mark.parametrize("spec", [MODELS[0], {"l_diversity": "entropy:1.5"}, {"t_closeness": "0.3"}])
+@pytest.mark.parametrize("spec", sweep([MODELS[0], {"l_diversity": "entropy:1.5"}, {"t_closeness": "0.3"}]))
 @pytest.mark.parametrize("max_sup", [0, "2%"])
 def test_adult_sample_under_k_map_beside_a_model(adult_sample, spec, max_sup):
     ds, population = adult_sample

@@ -160,6 +160,7 @@ def test_hierarchy_tables_give_the_ncp_of_the_lowest_common_ancestor():
 
 # --- the group alignment: compiled == oracle ------------------------------------------------------------
 
+@pytest.mark.slow  # a sweep: CI's second step (pytest -m slow)
 @settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(histories(max_entities=7), st.sampled_from([0.0, 0.5, 1.0, 3.0]), st.integers(1, 4), st.booleans())
 def test_compiled_group_alignment_equals_the_oracle(case, w_time, k, blocks):
@@ -210,6 +211,7 @@ def test_tree_finds_the_nearest_ungrouped_points(n, dims, want, seed, ties):
 
 # --- grouping ---------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a sweep: CI's second step (pytest -m slow)
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(histories(max_entities=12), st.data())
 def test_groups_have_k_to_2k_minus_1_members(case, draw):
