@@ -111,7 +111,7 @@ def statistic_violations(pair: NeighbourPair, a: np.ndarray, b: np.ndarray, scal
     return out
 
 
-@pytest.mark.parametrize(("pair", "method", "noise"), sweep(CASES, every_run=2))
+@pytest.mark.parametrize(("pair", "method", "noise"), sweep(CASES, every_run=2, names=3))
 def test_structure_does_not_depend_on_the_data(pair, method, noise):
     runs = runs_of(pair, method, noise)
     differences = structure_differences(PAIRS[pair], method, runs.a, runs.b)
