@@ -32,7 +32,10 @@ SEPARATORS = [",", ";", "\t", "|"]
 
 def detect_separator(sample: str) -> str:
     """Guess the field separator of a CSV from its first lines (``,`` if nothing else fits)."""
-    lines = [ln for ln in sample.splitlines()[:50] if ln.strip()]
+    lines = sample.splitlines()
+    if len(lines) > 1 and not sample.endswith(("\n", "\r")):
+        lines = lines[:-1]  # cut mid-line by the caller's sample size (a wide table's rows are long)
+    lines = [ln for ln in lines[:50] if ln.strip()]
     if not lines:
         return ","
     best, best_score = ",", 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import logging
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -117,18 +118,26 @@ class DataState(param.Parameterized):
         size = len(content.encode()) if isinstance(content, str) else len(content)
         if size > MAX_UPLOAD_BYTES:
             raise DataError(too_big(filename, size))
-        text = content.removeprefix("\ufeff") if isinstance(content, str) else content.decode("utf-8-sig", errors="replace")
-        sep = detect_separator(text[:64_000])
-        try:
-            table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise DataError(f"{filename} is not a well-formed CSV with separator {sep!r}: {exc}") from None
+        data = content.encode() if isinstance(content, str) else content
+        sep = detect_separator(data[:64_000].decode("utf-8-sig", errors="replace"))
+        # the core's reader and its reading rule, as for the command line: a ragged row, a NUL byte or
+        # bytes that are not UTF-8 are refused naming the line (pandas alone would read them with blanks)
+        with tempfile.TemporaryDirectory(prefix="microrelease-upload-") as folder:
+            path = Path(folder) / "upload.csv"
+            path.write_bytes(data)
+            try:
+                table = read_table(path, sep=sep)
+            except DataError as exc:
+                raise DataError(str(exc).replace(str(path), filename)) from None
         if len(table) == 0:
             raise DataError(f"{filename} has no rows")
         with param.parameterized.batch_call_watchers(self):
             self.source, self.table, self.hierarchies = filename, table, {}
             self.roles = {c: "insensitive" for c in table.columns}
-        self._say(f"Read {len(table)} rows × {len(table.columns)} columns from {filename} (separator {sep!r}).")
+        blank = table.attrs.get("blank_lines_skipped", 0)
+        skipped = f"; {blank:,} blank line(s) skipped" if blank else ""
+        self._say(f"Read {len(table):,} rows × {len(table.columns):,} columns from {filename} "
+                  f"(separator {sep!r}{skipped}).")
 
     @property
     def quasi_identifiers(self) -> list[str]:
@@ -137,7 +146,23 @@ class DataState(param.Parameterized):
     def set_role(self, column: str, role: str) -> None:
         if role not in ROLES:
             raise DataError(f"unknown role {role!r} for column {column!r}; choose one of {ROLES}")
-        self.roles = {**self.roles, column: role}
+        self._set_role_map({**self.roles, column: role})
+
+    def set_roles(self, role: str, columns: list[str]) -> None:
+        """Give ``role`` to exactly ``columns``: listed columns take it, the others that had it become
+        insensitive (a wide table's roles are chosen as one list per role)."""
+        if role not in ROLES:
+            raise DataError(f"unknown role {role!r}; choose one of {ROLES}")
+        unknown = [c for c in columns if c not in self.roles]
+        if unknown:
+            raise DataError(f"no column {unknown[0]!r} in the table")
+        listed = set(columns)
+        roles = {c: role if c in listed else ("insensitive" if r == role else r) for c, r in self.roles.items()}
+        if roles != self.roles:
+            self._set_role_map(roles)
+
+    def _set_role_map(self, roles: dict[str, str]) -> None:
+        self.roles = roles
         if self.refused:  # the refusal was about the roles as they were
             self._say("")
 

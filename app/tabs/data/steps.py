@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES, DataState, source_name
 
 PREVIEW_ROWS = 10
+PREVIEW_COLUMNS = 40  # a wider table's preview shows its first columns: a column is a Tabulator column in the page
+ROLE_MENUS = 40  # up to this many columns each has its own role menu; a wider table, one searchable list per role
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ def data_step(state: DataState) -> str:
         return f"{needs} Produced: nothing yet."
     rows, columns = state.table.shape
     shown = "below" if rows <= PREVIEW_ROWS else f"the first {PREVIEW_ROWS} below"
-    return f"{needs} Produced: {state.source}, {rows} rows × {columns} columns ({shown})."
+    if columns > PREVIEW_COLUMNS:
+        shown += f", their first {PREVIEW_COLUMNS} columns"
+    return f"{needs} Produced: {state.source}, {rows:,} rows × {columns:,} columns ({shown})."
 
 
 def roles_step(state: DataState) -> str:

@@ -103,6 +103,7 @@ class DataView(pn.viewable.Viewer):
         self.table = pn.widgets.Tabulator(disabled=True, show_index=False, sizing_mode="stretch_width",
                                           css_classes=["data-preview"])
         self.roles = pn.FlexBox(sizing_mode="stretch_width")
+        self.role_lists: dict[str, pn.widgets.MultiChoice] = {}
         self.overview = text_pane("hierarchy-overview", stylesheets=[TABLE_CSS])
         self.qi = pn.widgets.Select(label="QI", options=[])
         self.kind = pn.widgets.Select(label="Build with", options=list(BUILDERS))
@@ -132,6 +133,7 @@ class DataView(pn.viewable.Viewer):
         self.cancel.on_click(lambda _: s.cancel())
         s.param.watch(self._show_table, ["table"])
         s.param.watch(self._refresh_qis, ["roles", "hierarchies"])
+        s.param.watch(self._sync_role_lists, ["roles"])
         s.param.watch(self._show_run, ["run_state"])
         s.param.watch(self._show_text, ["message", "refused", "run_state", "error", "in_explorer", "source",
                                         "table", "roles", "hierarchies"])
@@ -195,15 +197,40 @@ class DataView(pn.viewable.Viewer):
 
     def _show_table(self, *_) -> None:
         table = self.state.table
-        show_frame(self.table, None if table is None else table.head(steps.PREVIEW_ROWS))
+        show_frame(self.table, None if table is None else table.iloc[:steps.PREVIEW_ROWS, :steps.PREVIEW_COLUMNS])
         self.table.visible = table is not None
-        selects = []
-        for column in [] if table is None else table.columns:
-            select = pn.widgets.Select(label=column, options=ROLES, value=self.state.roles.get(column, "insensitive"),
-                                       width=200, css_classes=["role-select"])
-            select.param.watch(lambda e, c=column: self._guard(self.state.set_role, c, e.new), "value")
-            selects.append(select)
-        self.roles.objects = selects
+        columns = [] if table is None else list(table.columns)
+        if len(columns) <= steps.ROLE_MENUS:
+            self.role_lists = {}
+            self.roles.objects = [self._role_menu(c) for c in columns]
+            return
+        # One searchable list per role: thousands of menus froze the page (issue 26: 5,000 columns)
+        self.role_lists = {r: self._role_list(r, columns) for r in ROLES if r != "insensitive"}
+        note = pn.pane.HTML(f"<i>{len(columns):,} columns: type a column's name in a role's list to give it "
+                            "that role; every column in no list is insensitive.</i>", css_classes=["role-lists-note"],
+                            sizing_mode="stretch_width")
+        self.roles.objects = [note, *self.role_lists.values()]
+
+    def _role_menu(self, column: str) -> pn.widgets.Select:
+        select = pn.widgets.Select(label=column, options=ROLES, value=self.state.roles.get(column, "insensitive"),
+                                   width=200, css_classes=["role-select"])
+        select.param.watch(lambda e: self._guard(self.state.set_role, column, e.new), "value")
+        return select
+
+    def _role_list(self, role: str, columns: list[str]) -> pn.widgets.MultiChoice:
+        chosen = [c for c in columns if self.state.roles.get(c) == role]
+        box = pn.widgets.MultiChoice(name=f"{role} columns", options=columns, value=chosen, search_option_limit=25,
+                                     option_limit=None, placeholder="type a column name", width=420,
+                                     css_classes=["role-list", f"role-list-{role}"])
+        box.param.watch(lambda e: self._guard(self.state.set_roles, role, list(e.new)), "value")
+        return box
+
+    def _sync_role_lists(self, *_) -> None:
+        """A column given a role in one list leaves the list of its former role."""
+        for role, box in self.role_lists.items():
+            chosen = [c for c, r in self.state.roles.items() if r == role]
+            if box.value != chosen:
+                box.value = chosen
 
     def _refresh_qis(self, *_) -> None:
         qis = self.state.quasi_identifiers
