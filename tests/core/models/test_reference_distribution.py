@@ -15,7 +15,15 @@ import pytest
 from scipy.optimize import linprog
 from scipy.stats import wasserstein_distance
 
-from microrelease.core import Criteria, Hierarchy, load_dataset, load_sample, prepare_models, write_release
+from microrelease.core import (
+    Criteria,
+    Hierarchy,
+    OutputOptions,
+    load_dataset,
+    load_sample,
+    prepare_models,
+    write_release,
+)
 from microrelease.core.exceptions import DataError, VerificationError
 from microrelease.core.lattice import release as release_module
 from microrelease.core.lattice.reference import ReferenceCheck, check_against_report
@@ -227,3 +235,20 @@ def test_no_reference_without_a_model_measured_against_the_table(tmp_path):
     assert 'id="reference"' not in (tmp_path / "l.report.html").read_text()
     with pytest.raises(VerificationError, match="l.report.json states no reference distribution"):
         check_against_report(tmp_path / "l.report.json")
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_a_formula_value_written_escaped_is_matched_to_its_reference_value(tmp_path, suffix):
+    table = pd.DataFrame(ROWS, columns=["zip", "disease", "score"]).replace({"disease": {"gastritis": "=HYPERLINK(1)"}})
+    zips = Hierarchy("zip", [(z, z[0] + "*", "*") for z in ("A1", "A2", "B1", "B2", "C1")])
+    dataset = load_dataset(table, qi=["zip"], hierarchies={"zip": zips}, sensitive=["disease", "score"])
+    prepared = prepare_models(dataset, "disease", {"t_closeness": "1:equal"})
+    criteria = Criteria.of(2, *prepared.models, sensitive=prepared.sensitive_frequency)
+    published = write_release(dataset, (1,), tmp_path / f"out.{suffix}", criteria=criteria, max_sup=1,
+                              output=OutputOptions(escape=True))
+    assert "=HYPERLINK(1)" in published.data["reference_distribution"]["values"]  # the input's value, as it is
+    back = pd.read_csv(tmp_path / "out.csv", dtype=str) if suffix == "csv" else pd.read_parquet(tmp_path / "out.parquet")
+    assert "'=HYPERLINK(1)" in set(back["disease"])  # the file holds it escaped
+    counts = table["disease"].value_counts()
+    expected = equal_emds(back.replace({"disease": {"'=HYPERLINK(1)": "=HYPERLINK(1)"}}), ["zip"], "disease", counts)
+    assert check_against_report(tmp_path / "out.report.json").distances == pytest.approx(list(expected), abs=1e-12)
