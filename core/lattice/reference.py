@@ -5,7 +5,7 @@ t-closeness (Li, Li & Venkatasubramanian, ICDE 2007) bounds the Earth Mover's Di
 between each equivalence class's distribution of the sensitive attribute and the *whole table's*.
 The whole table is the input, before suppression (the paper's and ARX's reading): the released
 file's own distribution differs once classes are suppressed, so a reader recomputing from the file
-finds other distances, and a class at 0.4966 against the input may sit at 0.5031 against the file.
+finds other distances, and a class at 0.4967 against the input may sit at 0.5031 against the file (adult, README).
 
 :func:`reference_section` is the report's ``reference_distribution``: which distribution, the
 sensitive attribute, its values in the order the EMD reads them (the value order for the ordered

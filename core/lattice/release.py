@@ -5,7 +5,8 @@ with privacy models on a sensitive attribute, fails one of them; identifier colu
 is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
 DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
 :func:`microrelease.core.release.publish`: written under a temporary name, read back and checked
-(rows, k, MaxSup, levels, every model on every class, no identifier, formula cells), reported, and
+(rows, k, MaxSup, levels, every model on every class, t-closeness against the reference distribution
+the report states (:mod:`~microrelease.core.lattice.reference`), no identifier, formula cells), reported, and
 only then put in place. The same function serves the CLI, the dashboard's export and the API.
 
 The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
