@@ -59,3 +59,26 @@ def test_the_slow_sweeps_are_left_out_of_command_2_and_ci_runs_them_as_a_second_
     assert ci.index('bash -c "$cmd"') < ci.index("\n.venv/bin/pytest -m slow")  # after command 2, under set -e
     assert "--durations=25" in ci and "set -euo pipefail" in ci
     assert "pytest -m slow" in README.split("```bash")[2].split("##")[0]  # said beside command 2
+
+
+def test_reference_distribution_paragraph_holds(tmp_path, monkeypatch, capsys):
+    """Its figures are the release's, its check_against_report block runs on that release."""
+    from microrelease.core import Criteria, load_sample, prepare_models, write_release
+
+    text = README.split("### Which distribution t-closeness is measured against")[1].split("\n## ")[0]
+    said = " ".join(text.split())
+    assert "node [1,1,0,2,1,0,2,1], MaxSup 4,000: 3,044 rows suppressed, 341 classes" in said
+    dataset = load_sample("adult")
+    prepared = prepare_models(dataset, "salary-class", {"t_closeness": "0.5"})
+    criteria = Criteria.of(5, *prepared.models, sensitive=prepared.sensitive_frequency)
+    report = write_release(dataset, (1, 1, 0, 2, 1, 0, 2, 1), tmp_path / "out.csv", criteria=criteria,
+                           max_sup=4000).data
+    figures = report["reference_distribution"]["models"]["0.5-closeness (equal distance)"]
+    assert report["counts"]["suppressed_rows"] == 3044 and figures["classes"] == 341
+    assert (f"worst class {figures['worst_vs_reference']:.4f} against the input, "
+            f"{figures['worst_vs_released_file']:.4f} against the file") in said
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    worst, passes, file_worst, file_passes = capsys.readouterr().out.split()
+    assert (passes, file_passes) == ("True", "False") and float(worst) <= 0.5 < float(file_worst)

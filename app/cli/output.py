@@ -15,6 +15,7 @@ from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import OutputRequest
 from microrelease.core.exceptions import HierarchyError, OutputError
 from microrelease.core.lattice.hierarchies import find_hierarchy_file
+from microrelease.core.lattice.reference import figures_line
 from microrelease.core.release import Published
 
 
@@ -59,5 +60,11 @@ def finish(published: Published, output: OutputRequest, summary: str) -> int:
     print(f"report: {published.target.report}; to read and print: {published.target.html}")
     if published.audit is not None:
         print(f"audit (for you, never to publish: exact figures of the original data): {published.target.audit}")
-    print(f"re-checked on the written file: {', '.join(published.checks)}")
+    print(f"re-checked on the written file: {', '.join(published.checks)}" + _reference_figures(report))
     return 0
+
+
+def _reference_figures(report: dict) -> str:
+    """Both figures of a model measured against the input's distribution: against it, and against the file's."""
+    models = report.get("reference_distribution", {}).get("models", {})
+    return "".join(f"; {name}: {figures_line(figures)}" for name, figures in models.items())

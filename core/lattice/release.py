@@ -5,7 +5,8 @@ with privacy models on a sensitive attribute, fails one of them; identifier colu
 is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
 DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
 :func:`microrelease.core.release.publish`: written under a temporary name, read back and checked
-(rows, k, MaxSup, levels, every model on every class, no identifier, formula cells), reported, and
+(rows, k, MaxSup, levels, every model on every class, t-closeness against the reference distribution
+the report states (:mod:`~microrelease.core.lattice.reference`), no identifier, formula cells), reported, and
 only then put in place. The same function serves the CLI, the dashboard's export and the API.
 
 The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
@@ -39,6 +40,14 @@ from microrelease.core.lattice.metrics import node_metrics
 from microrelease.core.lattice.policies import POLICIES
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.quality import node_quality
+from microrelease.core.lattice.reference import (
+    figures_line,
+    reference_faults,
+    reference_section,
+    reference_table,
+    table_wide,
+    worst_figures,
+)
 from microrelease.core.lattice.release_report import decision, minimality, utility
 from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
@@ -273,10 +282,12 @@ def write_release(
 
     planned = class_figures(suppression.sizes[~suppression.suppressed])["classes"]["histogram"]
     h, qi = data.hierarchies, data.quasi_identifiers
+    # what the report states t-closeness is measured against; the re-check reads these very counts
+    reference = reference_section(criteria.sensitive, criteria.models) if criteria.models else None
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, criteria, max_sup, planned=planned,
-                                     sampling_fraction=output.sampling_fraction, node=node)
+                                     sampling_fraction=output.sampling_fraction, node=node, reference=reference)
 
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
@@ -344,11 +355,14 @@ def _input_name(data) -> str:
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria: Criteria, max_sup,
                           planned: list | None = None, sampling_fraction: float | None = None,
-                          node=None) -> Verified:
+                          node=None, reference: Mapping | None = None) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it: each
     criterion through the protocol on the classes read back. The class sizes and the risk they carry
     are reported as counted on the file (``planned``: the histogram the release should have,
-    ``[size, classes]`` pairs)."""
+    ``[size, classes]`` pairs). A model measured against a table-wide distribution (t-closeness's
+    EMD) is measured against ``reference``, the report's ``reference_distribution`` (the input's
+    counts as the report states them, not the input held in memory), and its worst class against
+    the file's own distribution is reported beside."""
     written = Source((path,), plan.format, plan.sep)
     columns = written.columns()
     sensitive, k_map = criteria.sensitive if criteria.models else None, criteria.k_map
@@ -360,18 +374,32 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
     checks = [Check("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected")]
     view = ClassView(by_class.to_numpy(),
                      value_counts=(lambda: _written_value_counts(classes, plan, sensitive)) if sensitive else None,
-                     table_counts=(lambda: sensitive.table_counts) if sensitive else None,
+                     table_counts=(lambda: _reference_counts(reference, sensitive)) if sensitive else None,
                      population_sizes=(lambda: _written_population_sizes(k_map, node, plan, by_class))
                      if k_map else None)
+    wide = table_wide(criteria.class_scoped) if sensitive is not None else ()
+    reference_facts = {}
+    if reference is not None and sensitive is not None:
+        counted = view.value_counts if rows else np.zeros((0, len(sensitive.labels)))
+        found = dict(zip(sensitive.labels, counted.sum(axis=0), strict=True))
+        faults = reference_faults(reference, found, n)
+        checks.append(Check("reference distribution", not faults, "; ".join(faults) or (
+            f"{reference['attribute']}: {len(reference['values'])} values, {reference['total']} rows (the input's), "
+            "each counted at least as often as in the released file")))
+        reference_facts = {"reference_distribution": {**reference, "models": {
+            m.describe(): worst_figures(m, counted, view.table_counts) for m in wide}}}
     for criterion in (criteria.k, *criteria.class_scoped):  # each class read back, judged as the release judged it
         if not rows:
             checks.append(Check(criterion.describe(), True, "no class released"))
             continue
         failing = int((~criterion.passes(view)).sum())
         smallest = int(view.sizes.min())
-        checks.append(Check(criterion.describe(), failing == 0,
-                            f"all {len(view.sizes)} classes pass (smallest {smallest} rows)" if not failing
-                            else f"{failing} of {len(view.sizes)} classes fail (smallest {smallest} rows)"))
+        detail = (f"all {len(view.sizes)} classes pass (smallest {smallest} rows)" if not failing
+                  else f"{failing} of {len(view.sizes)} classes fail (smallest {smallest} rows)")
+        if criterion in wide and reference_facts:  # both figures, so a reader sees which distribution is meant
+            figures = reference_facts["reference_distribution"]["models"][criterion.describe()]
+            detail += f"; {figures_line(figures)}"
+        checks.append(Check(criterion.describe(), failing == 0, detail))
     checks += [
         Check("columns", list(columns) == list(plan.columns), f"{len(columns)} columns, identifiers dropped"),
         Check("identifiers absent", not set(columns) & set(data.schema.identifiers),
@@ -400,7 +428,12 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
     others = [c for c in columns if c not in grouped]
     found |= engine.formula_cells(written, others) if others else {}
     verified = with_formula_check(checks, found, plan.escape, columns)
-    return Verified(verified.checks, {**verified.facts, **figures})
+    return Verified(verified.checks, {**verified.facts, **figures, **reference_facts})
+
+
+def _reference_counts(reference: Mapping | None, sensitive) -> np.ndarray:
+    """The table-wide counts the models are measured against: the report's reference when it has one."""
+    return sensitive.table_counts if reference is None else reference_table(reference, sensitive.labels)
 
 
 def _written_value_counts(classes: pd.DataFrame, plan: ReleasePlan, sensitive) -> np.ndarray:

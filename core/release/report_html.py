@@ -106,8 +106,33 @@ def named_levels(levels: Mapping[str, str]) -> str:
 
 
 def generalization_sections(r: Mapping) -> list[Safe]:
-    return [decision_section(r), rows_section(r), classes_section(r), risk_section(r), utility_section(r),
-            lattice_section(r)]
+    sections = [decision_section(r), rows_section(r), classes_section(r), risk_section(r), utility_section(r),
+                lattice_section(r)]
+    if r.get("reference_distribution"):  # beside the rows: what the models' claim is measured against
+        sections.insert(2, reference_section(r["reference_distribution"]))
+    return sections
+
+
+def exact(value: float) -> Safe:
+    """A distance to 6 significant digits (4 could show 0.50004 as 0.5, beside t = 0.5)."""
+    return tag("span", f"{value:.6g}", data_value=value)
+
+
+def reference_section(ref: Mapping) -> Safe:
+    """The distribution t-closeness is measured against (the input's, before suppression): its counts
+    in the EMD's order, and the worst class against it and against the released file's own."""
+    total = ref.get("total") or 0
+    about = [("Distribution", ref.get("description", ref.get("distribution"))), ("Sensitive attribute", ref["attribute"]),
+             ("Order (as the EMD reads the values)", ref.get("order")), ("Total rows", total)]
+    counts = table(["value", "count in the input", "share"],
+                   ((v, n, f"{number(100 * n / total if total else 0.0)} %")
+                    for v, n in zip(ref["values"], ref["counts"], strict=True)), id="reference-counts")
+    worst = table(["model", "classes", "worst class against this distribution", "worst class against the released "
+                   "file's own", "classes over t against the file's own"],
+                  ((m, f["classes"], exact(f["worst_vs_reference"]), exact(f["worst_vs_released_file"]),
+                    f["failing_vs_released_file"]) for m, f in ref.get("models", {}).items()), id="reference-worst")
+    return section("reference", "Reference distribution", pairs(about), tag("p", ref.get("note", ""), class_="note"),
+                   counts, worst)
 
 
 def decision_section(r: Mapping) -> Safe:

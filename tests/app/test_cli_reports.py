@@ -29,6 +29,10 @@ def test_one_set_of_counts_under_t_closeness(tmp_path, capsys):
     assert checks["0.2-closeness (ordered distance)"]["passed"] and checks["5-anonymity"]["passed"]
     assert checks["MaxSup"]["detail"].startswith("96 of 30162")
     assert stdout[-1].startswith("re-checked on the written file:") and "0.2-closeness" in stdout[-1]
+    figures = report["reference_distribution"]["models"]["0.2-closeness (ordered distance)"]
+    assert stdout[-1].endswith(f"; 0.2-closeness (ordered distance): worst class {figures['worst_vs_reference']:.6g} "
+                               "against the input's distribution (the report's reference), "
+                               f"{figures['worst_vs_released_file']:.6g} against the released file's own")
     assert "96 suppressed" in stdout[0]
     assert report["output"]["files"][0] == {"name": "out.csv", "bytes": out.stat().st_size,
                                             "checksum": "sha256:" + hashlib.sha256(out.read_bytes()).hexdigest()}
