@@ -19,6 +19,7 @@ from microrelease.core.lattice.metrics import METRICS
 from microrelease.core.lattice.quality import QUALITY_MODELS
 
 PREVIEW_ROWS = 200
+PREVIEW_COLUMNS = 40
 FATE_COLORS = {"released": "#3182bd", "suppressed": "#969696"}
 HISTOGRAM_HEIGHT = 240
 CLASS_SEPARATOR = " · "
@@ -79,6 +80,14 @@ def k_map_line(k_map, population: int | None, name: str) -> str:
             f"({k_map.population.n_rows:,} rows): {size}")
 
 
+def preview(frame: pd.DataFrame, first: list[str]) -> pd.DataFrame:
+    """At most PREVIEW_COLUMNS columns of ``frame``, those in ``first`` before the others: a column is a
+    Tabulator column in the page, and a table of thousands froze it."""
+    ahead = [c for c in first if c in frame.columns]
+    rest = [c for c in frame.columns if c not in set(ahead)]
+    return frame[(ahead + rest)[:max(PREVIEW_COLUMNS, len(ahead))]] if len(frame.columns) > PREVIEW_COLUMNS else frame
+
+
 def class_size_plot(sizes: np.ndarray, counts: np.ndarray, released: np.ndarray) -> hv.Spikes:
     """Classes per class size, released ones and suppressed ones (smaller than k) in their colours."""
     fate = np.where(released, "released", "suppressed")
@@ -125,6 +134,13 @@ class NodeDetails(pn.viewable.Viewer):
         self._refresh()
 
     def _refresh(self, *_) -> None:
+        # The node's changes go to the page as one message. Sent change by change (a tap's callback may
+        # run outside the document lock), a table's new columns could reach the page before its rows, and
+        # Tabulator drops rows that arrive while it rebuilds: a released table once stayed empty.
+        with pn.io.hold():
+            self._show_node()
+
+    def _show_node(self) -> None:
         e = self.state
         if e.answer is None or e.selected is None:
             self.metrics.object = "Tap a node in the lattice or the trade-off plot to see its release."
@@ -135,10 +151,13 @@ class NodeDetails(pn.viewable.Viewer):
         r = e.answer.node(e.selected)
         self._show_failures(e.explain(e.selected))
         self.histogram.param.update(object=class_size_plot(*e.class_sizes(e.selected)), visible=True)
-        released, suppressed = gt.released.head(PREVIEW_ROWS).reset_index(drop=True), e.suppressed_rows(gt, PREVIEW_ROWS)
+        first = [*e.dataset.quasi_identifiers, *e.dataset.schema.sensitive]
+        released = preview(gt.released.head(PREVIEW_ROWS).reset_index(drop=True), first)
+        suppressed = preview(e.suppressed_rows(gt, PREVIEW_ROWS), first)
         # column names come from the data, and Tabulator writes a title as HTML
         self.table.param.update(value=released, titles=tabulator_titles(released))
         self.suppressed.param.update(value=suppressed, titles=tabulator_titles(suppressed))
+        hidden = len(gt.released.columns) - len(released.columns)
         self.metrics.object = (
             f"**Selected node <span id='sel'>{list(r.vector)}</span>** (height {r.height}; "
             f"{shown(e.vector_text(e.selected))})  \n"
@@ -149,6 +168,8 @@ class NodeDetails(pn.viewable.Viewer):
             f"{'—' if not r.max_risk else f'{r.max_risk:.3f} (1 in {r.smallest_class})'}**"
             + k_map_line(e.applied_k_map, e.smallest_released_population(e.selected), e.population_name)
             + (f"  \nShowing the first {PREVIEW_ROWS} rows." if len(gt.released) > PREVIEW_ROWS else "")
+            + (f"  \nShowing {len(released.columns)} of {len(gt.released.columns):,} columns (the QIs and "
+               f"sensitive ones first); the release writes them all." if hidden else "")
             + "\n\n" + figures_table(e.figures(e.selected))
             + "\n\n" + risk_table(e.risk(e.selected), e.risk_threshold, e.sampling_fraction)
             + "\n\n" + quality_table(e.quality(e.selected))

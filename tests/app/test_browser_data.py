@@ -153,3 +153,27 @@ def test_data_values_column_names_and_file_names_render_as_text(data_app, page):
     screenshot(page, "data_tab_payloads_as_text")
     assert page.evaluate("() => window.__xss") is None
     assert not [src for src in page.evaluate(IMAGES) if src in ("x", "y", "z")]
+
+
+def test_a_5000_column_upload_answers_and_its_roles_are_chosen_by_name(data_app, page, tmp_path):
+    names = [f"c{i}" for i in range(4_999)] + [XSS_COLUMN]
+    path = tmp_path / "wide.csv"
+    path.write_text(";".join(names) + "\n" + "\n".join(";".join(str((r + i) % 10) for i in range(5_000))
+                                                       for r in range(30)) + "\n")
+    open_data_tab(page, data_app)
+    upload(page, "", path=path)
+    page.locator("#data-status", has_text="Read 30 rows × 5,000 columns from wide.csv").wait_for()
+    page.wait_for_function(IDLE)
+    fields = page.locator(".data-preview .tabulator-col[tabulator-field]").evaluate_all(
+        "els => els.map(e => e.getAttribute('tabulator-field')).filter(f => !f.startsWith('_'))")
+    assert fields == names[:40]  # the first 40 columns
+    assert page.locator(".role-select").count() == 0  # no menu per column
+    qi = page.locator(".role-list-quasi-identifier")
+    qi.locator("input.choices__input--cloned").fill("c4998")
+    qi.locator(".choices__item--choice", has_text="c4998").first.click()
+    page.locator("#data-next", has_text="Next: give c4998 a hierarchy").wait_for()
+    qi.locator("input.choices__input--cloned").fill("onerror")  # a column name holding markup, listed as text
+    qi.locator(".choices__item--choice", has_text="onerror").first.wait_for()
+    screenshot(page, "data_tab_5000_columns")
+    assert page.evaluate("() => window.__xss") is None
+    assert not [src for src in page.evaluate(IMAGES) if src in ("x", "y", "z")]

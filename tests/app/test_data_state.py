@@ -10,13 +10,15 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
+from malformed_csv import MALFORMED  # noqa: E402
+
 from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.main import Dashboard, sample_with_profile  # noqa: E402
 from microrelease.app.tabs.data import steps  # noqa: E402
 from microrelease.app.tabs.data.state import DataState  # noqa: E402
 from microrelease.app.tabs.data.upload import CappedFileDropper  # noqa: E402
 from microrelease.app.tabs.data.view import DataView  # noqa: E402
-from microrelease.core import load_sample  # noqa: E402
+from microrelease.core import DataError, load_sample  # noqa: E402
 
 PEOPLE = b"name,age,zip\nann,34,94142\nbob,36,94139\ncy,71,94139\n"
 XSS_VALUE = '<img src=x onerror="window.__xss=1">'
@@ -177,3 +179,64 @@ def test_a_change_made_while_the_profile_builds_is_not_taken_for_what_was_loaded
     assert not state.in_explorer and state.quasi_identifiers == ["age", "zip"]  # the change is kept, not loaded
     assert "Run again for the changes made since" in steps.status_line(state)
     assert steps.next_step(state).startswith("Next: give zip a hierarchy")
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_an_upload_breaking_the_reading_rule_is_refused_with_the_command_line_s_words(state, name):
+    data, words = MALFORMED[name]
+    view = DataView(state=state)
+    view.upload.value = {f"{name}.csv": data}
+    assert state.refused and state.message == f"{name}.csv: {words}"
+    assert state.source == "sample: samarati"  # the data before stays
+    assert "microrelease-upload-" not in view.status.object  # the file is named as the user named it
+
+
+def wide_csv(columns: int, rows: int = 30) -> bytes:
+    header = ";".join(f"c{i}" for i in range(columns))
+    body = "\n".join(";".join(str((r * 7 + i) % 10) for i in range(columns)) for r in range(rows))
+    return f"{header}\n{body}\n".encode()
+
+
+def test_a_5000_column_upload_gets_one_list_per_role_and_a_preview_of_its_first_columns(state):
+    view = DataView(state=state)
+    view.upload.value = {"wide.csv": wide_csv(5_000)}
+    assert state.message == "Read 30 rows × 5,000 columns from wide.csv (separator ';')."
+    assert view.table.value.shape == (steps.PREVIEW_ROWS, steps.PREVIEW_COLUMNS)
+    assert "their first 40 columns" in view.steps["data"].object
+    assert not view.roles.select(pn.widgets.Select)  # no menu per column
+    lists = view.role_lists
+    assert sorted(lists) == ["identifier", "quasi-identifier", "sensitive"]
+    assert all(len(box.options) == 5_000 and box.value == [] for box in lists.values())
+
+    lists["quasi-identifier"].value = ["c17", "c4999"]
+    assert state.quasi_identifiers == ["c17", "c4999"]
+    assert steps.next_step(state).startswith("Next: give c17, c4999 a hierarchy")
+    lists["sensitive"].value = ["c4999"]  # a column has one role: it leaves the other list
+    assert state.roles["c4999"] == "sensitive" and lists["quasi-identifier"].value == ["c17"]
+    lists["quasi-identifier"].value = []
+    assert state.quasi_identifiers == [] and state.roles["c17"] == "insensitive"
+
+
+def test_a_table_of_40_columns_keeps_a_menu_per_column(state):
+    view = DataView(state=state)
+    view.upload.value = {"forty.csv": wide_csv(steps.ROLE_MENUS)}
+    assert len(view.roles.select(pn.widgets.Select)) == steps.ROLE_MENUS and view.role_lists == {}
+
+
+def test_roles_given_as_a_list_name_an_unknown_column_or_role(state):
+    state.load_csv(PEOPLE, "people.csv")
+    with pytest.raises(DataError, match="no column 'nope' in the table"):
+        state.set_roles("quasi-identifier", ["age", "nope"])
+    with pytest.raises(DataError, match="unknown role 'secret'"):
+        state.set_roles("secret", ["age"])
+    assert state.quasi_identifiers == []
+
+
+def test_the_role_lists_of_a_wide_table_show_column_names_as_text(state):
+    view = DataView(state=state)
+    names = [f"c{i}" for i in range(60)] + [XSS_COLUMN]
+    view.upload.value = {"wide.csv": (";".join(names) + "\n" + ";".join("1" * len(names)) + "\n").encode()}
+    box = view.role_lists["quasi-identifier"]
+    assert not [label for label in box.options if "<" in label]  # Choices.js renders a label as HTML
+    box.value = [XSS_COLUMN]  # the value is the column's own name
+    assert state.quasi_identifiers == [XSS_COLUMN]

@@ -346,3 +346,22 @@ def test_every_l_diversity_of_the_registry_reaches_the_core_with_the_values_chos
         l_model, t_model = parse_criteria(e.model_specs())
         assert type(l_model) is cls and l_model.l == e.l
         assert getattr(l_model, "c", e.c) == e.c and t_model.t == 0.25 and t_model.ground == e.ground
+
+
+def test_a_wide_table_s_node_shows_its_qis_and_sensitive_columns_first_and_at_most_40_columns():
+    from microrelease.app.explorer.details import PREVIEW_COLUMNS, NodeDetails
+    from microrelease.core import build_profile, load_dataset
+
+    toy = load_sample("toy")
+    extra = pd.DataFrame({f"x{i}": [str(i)] * toy.n_rows for i in range(100)})
+    table = pd.concat([extra, toy.table.reset_index(drop=True)], axis=1)  # the QIs come last
+    qis = list(toy.quasi_identifiers)
+    wide = load_dataset(table, qi=qis, hierarchies=dict(zip(qis, toy.hierarchies, strict=True)))
+    e = Explorer(wide, build_profile(wide), k=2)
+    details = NodeDetails(state=e)
+    e.selected = int(e.answer.k_minimal_indices[0])
+    shown_columns = list(details.table.value.columns)
+    assert len(shown_columns) == PREVIEW_COLUMNS == 40
+    assert shown_columns[:3] == list(toy.quasi_identifiers) and shown_columns[3:] == [f"x{i}" for i in range(37)]
+    assert f"Showing 40 of {len(table.columns)} columns" in details.metrics.object
+    assert len(details.suppressed.value.columns) <= 40

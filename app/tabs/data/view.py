@@ -219,7 +219,10 @@ class DataView(pn.viewable.Viewer):
 
     def _role_list(self, role: str, columns: list[str]) -> pn.widgets.MultiChoice:
         chosen = [c for c in columns if self.state.roles.get(c) == role]
-        box = pn.widgets.MultiChoice(name=f"{role} columns", options=columns, value=chosen, search_option_limit=25,
+        # Bokeh's MultiChoice writes an option's label as HTML (Choices.js with allowHTML): a column name is
+        # data, so the label is its escaped text and the value the name itself
+        box = pn.widgets.MultiChoice(label=f"{role} columns", options={shown_html(c): c for c in columns}, value=chosen,
+                                     search_option_limit=25,
                                      option_limit=None, placeholder="type a column name", width=420,
                                      css_classes=["role-list", f"role-list-{role}"])
         box.param.watch(lambda e: self._guard(self.state.set_roles, role, list(e.new)), "value")
