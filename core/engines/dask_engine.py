@@ -19,7 +19,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.engines.base import COUNT, ReleasePlan, apply_plan, concatenate, partial_frequency
+from microrelease.core.engines.base import (
+    COUNT,
+    ReleasePlan,
+    apply_plan,
+    concatenate,
+    only_written_categories,
+    partial_frequency,
+)
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError
 from microrelease.core.release.cells import formula_cells, shuffled
@@ -167,7 +174,7 @@ class DaskEngine:
         key = plan.unused_name(RANDOM_KEY)
         keyed = released.map_partitions(_with_random_key, key, meta=meta.assign(**{key: np.int64(0)}))
         mixed = keyed.shuffle(key, npartitions=max(1, released.npartitions))
-        mixed = mixed.map_partitions(_shuffled_without_key, key, meta=meta)
+        mixed = mixed.map_partitions(_shuffled_without_key, key, plan.format == "parquet", meta=meta)
         if plan.format == "parquet":
             parts = out.with_name(out.name + ".parts")  # ours, removed below in every case
             task = mixed.to_parquet(str(parts), write_index=False, compute=False)
@@ -204,8 +211,10 @@ def _with_random_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
     return part.assign(**{key: np.random.default_rng().integers(0, 2**62, len(part))})
 
 
-def _shuffled_without_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
-    return shuffled(part.drop(columns=[key]))
+def _shuffled_without_key(part: pd.DataFrame, key: str, parquet: bool) -> pd.DataFrame:
+    part = shuffled(part.drop(columns=[key]))
+    # each partition is a row group of its own: its dictionaries list its own rows' values only
+    return only_written_categories(part) if parquet else part
 
 
 def _formula_counts(part: pd.DataFrame) -> pd.DataFrame:
