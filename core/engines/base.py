@@ -46,7 +46,7 @@ class ReleasePlan:
     """What to do with every row: the level table of each QI and the classes to suppress.
 
     ``level_tables[i]`` maps a value of QI i (its text) to its ``label`` and level ``code`` at the
-    chosen node; ``suppressed`` lists the level-code tuples (columns ``c0``..) of the classes
+    chosen node, and says whether a class kept holds that code (``written``); ``suppressed`` lists the level-code tuples (columns ``c0``..) of the classes
     smaller than k. ``columns`` are the output columns (the input's minus identifiers, in order).
     """
 
@@ -153,6 +153,17 @@ def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
         others = [c for c in plan.columns if c not in plan.qi]
         released[others] = escape_formulas(released[others])
     return released
+
+
+def only_written_categories(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each categorical column's categories cut to the values its rows hold.
+
+    Parquet writes a categorical's categories as the column's dictionary page: a hierarchy's values
+    whose rows were all suppressed (or that never occur) would be published there.
+    """
+    cut = {c: frame[c].cat.remove_unused_categories() for c in frame.columns
+           if isinstance(frame[c].dtype, pd.CategoricalDtype)}
+    return frame.assign(**cut) if cut else frame
 
 
 def concatenate(parts: Sequence[Path], out: Path, fmt: str) -> None:

@@ -5,11 +5,13 @@ with neither, a local cluster is started for the call (useful to try, slower tha
 machine). The workers must see the input and output paths (a shared file system). The group-by
 uses ``split_out=1``: its result, the frequency set, is small, so no shuffle is needed.
 A release is one file (CSV or Parquet) whose rows are in a random order: each row is sent to a
-random partition, each partition is shuffled, and the partitions are written one after another.
+random partition, each partition is shuffled, and the partitions are written one after another
+(a release of one partition is only shuffled). Text read from CSV is numpy objects (see _object_strings).
 """
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -19,7 +21,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.engines.base import COUNT, ReleasePlan, apply_plan, concatenate, partial_frequency
+from microrelease.core.engines.base import (
+    COUNT,
+    ReleasePlan,
+    apply_plan,
+    concatenate,
+    only_written_categories,
+    partial_frequency,
+)
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError
 from microrelease.core.release.cells import formula_cells, shuffled
@@ -33,6 +42,21 @@ def _dask():
         raise EngineError("the dask engine needs 'dask[dataframe,distributed]': "
                           "pip install 'microrelease[dask]'", parameter="engine") from None
     return dd, distributed
+
+
+def _object_strings(method):
+    """``method`` run with text columns as numpy objects: under Dask's default, pyarrow strings, each
+    empty copy of a frame's structure (dozens per release) costs per column squared (10,000 columns:
+    seconds per copy)."""
+
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        import dask
+
+        with dask.config.set({"dataframe.convert-string": False}):
+            return method(*args, **kwargs)
+
+    return run
 
 
 def local_cluster(**options):
@@ -112,7 +136,7 @@ class DaskEngine:
             groups = max(1, round(self.partition_rows / per_group))
             return dd.read_parquet(files, columns=list(columns) if columns else None, split_row_groups=groups)
         try:
-            return dd.read_csv(files, sep=source.sep, dtype=str, keep_default_na=False, na_filter=False,
+            return dd.read_csv(files, sep=source.sep, dtype=object, keep_default_na=False, na_filter=False,
                                blocksize=self.blocksize, usecols=list(columns) if columns else None,
                                skip_blank_lines=True)
         except ValueError as exc:
@@ -147,6 +171,7 @@ class DaskEngine:
             progress(1.0)
         return result
 
+    @_object_strings
     def frequency(self, source, qi, *, progress=None, should_stop=None) -> pa.Table:
         if source.frame is not None:
             raise EngineError("the dask engine reads files; use engine='pandas' for a DataFrame", parameter="engine")
@@ -159,18 +184,25 @@ class DaskEngine:
             result = self._wait(client, future, progress, should_stop, f"reading {source.description}")
         return pa.Table.from_pandas(result.rename(COUNT).reset_index(), preserve_index=False)
 
+    @_object_strings
     def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
         frame = self._read(source)
         meta = apply_plan(frame._meta, plan)
         released = frame.map_partitions(apply_plan, plan, meta=meta)
         # A random partition per row, then a random order inside each: a uniformly random order.
+        # One partition (a small or a wide table) needs only the second step: its rows go through
+        # Dask's shuffle otherwise, which converts them to Arrow and back column by column.
         key = plan.unused_name(RANDOM_KEY)
-        keyed = released.map_partitions(_with_random_key, key, meta=meta.assign(**{key: np.int64(0)}))
-        mixed = keyed.shuffle(key, npartitions=max(1, released.npartitions))
-        mixed = mixed.map_partitions(_shuffled_without_key, key, meta=meta)
+        if released.npartitions > 1:
+            keyed = released.map_partitions(_with_random_key, key, meta=meta.assign(**{key: np.int64(0)}))
+            released = keyed.shuffle(key, npartitions=released.npartitions)
+        mixed = released.map_partitions(_shuffled_without_key, key, plan.format == "parquet", meta=meta)
         if plan.format == "parquet":
             parts = out.with_name(out.name + ".parts")  # ours, removed below in every case
-            task = mixed.to_parquet(str(parts), write_index=False, compute=False)
+            # a CSV's text is numpy objects, whose Arrow type Dask cannot infer from its placeholders
+            text = {c: str for c in meta.columns if source.format == "csv" and meta[c].dtype == object}
+            schema = pa.Schema.from_pandas(meta.astype(text), preserve_index=False).remove_metadata() if text else "infer"
+            task = mixed.to_parquet(str(parts), write_index=False, compute=False, schema=schema)
         else:
             parts = None
             task = mixed.to_csv(str(out), single_file=True, index=False, sep=plan.sep, compute=False)
@@ -186,6 +218,7 @@ class DaskEngine:
                     p.unlink()
                 parts.rmdir()
 
+    @_object_strings
     def formula_cells(self, source: Source, columns: Sequence[str]) -> dict[str, tuple[int, int]]:
         frame = self._read(source, columns)
         meta = pd.DataFrame({"column": pd.Series(dtype=object), "unescaped": pd.Series(dtype="int64"),
@@ -204,8 +237,10 @@ def _with_random_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
     return part.assign(**{key: np.random.default_rng().integers(0, 2**62, len(part))})
 
 
-def _shuffled_without_key(part: pd.DataFrame, key: str) -> pd.DataFrame:
-    return shuffled(part.drop(columns=[key]))
+def _shuffled_without_key(part: pd.DataFrame, key: str, parquet: bool) -> pd.DataFrame:
+    part = shuffled(part.drop(columns=[key]) if key in part.columns else part)
+    # each partition is a row group of its own: its dictionaries list its own rows' values only
+    return only_written_categories(part) if parquet else part
 
 
 def _formula_counts(part: pd.DataFrame) -> pd.DataFrame:

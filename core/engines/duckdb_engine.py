@@ -15,6 +15,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
 
 from microrelease.core.engines.base import COUNT, ReleasePlan, concatenate
@@ -220,9 +221,7 @@ class DuckDBEngine:
         # The bucket path sorts small pieces, and its streamed staging pass keeps within a small
         # memory limit only with plain text.
         buckets = self.shuffle_buckets(source)
-        labels = "category" if buckets == 1 else object
-        tables = [(f"__level{i}", table.astype({"raw": object, "label": labels}))
-                  for i, table in enumerate(plan.level_tables)]
+        tables = [(f"__level{i}", _labels(table, category=buckets == 1)) for i, table in enumerate(plan.level_tables)]
         if len(plan.suppressed):
             tables.append(("__suppressed", plan.suppressed))
         def options(header: bool = True) -> str:
@@ -301,6 +300,20 @@ class DuckDBEngine:
             return {c: v for c, v in found.items() if any(v)}
 
         return self._run(work_on, source)
+
+
+def _labels(table, *, category: bool):
+    """A level table for DuckDB: labels as text, or as categories listing only the labels of written rows.
+
+    DuckDB writes an ENUM's entries into a Parquet column's dictionary pages (up to the last one a row
+    group uses; the unused ones as ''): a label of suppressed rows only would be published there. Such
+    a label is left missing; its rows are the suppressed classes' and are not written.
+    """
+    if not category:
+        return table.astype({"raw": object, "label": object})
+    written = table["label"].where(table["written"])
+    return table.assign(raw=table["raw"].astype(object),
+                        label=pd.Categorical(written, categories=pd.unique(written.dropna())))
 
 
 QUOTE = "'"

@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 
 from microrelease.core.data.dataset import read_table
-from microrelease.core.engines.base import ReleasePlan, apply_plan, partial_frequency
+from microrelease.core.engines.base import ReleasePlan, apply_plan, only_written_categories, partial_frequency
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
 from microrelease.core.release.cells import formula_cells, shuffled
@@ -49,7 +49,7 @@ class PandasEngine:
     def release(self, source, plan: ReleasePlan, out: Path, *, progress=None, should_stop=None) -> None:
         released = shuffled(apply_plan(self._frame(source), plan))
         if plan.format == "parquet":
-            released.to_parquet(out, index=False)
+            only_written_categories(released).to_parquet(out, index=False)
         else:
             write_csv(released, out, plan.sep)
 

@@ -149,12 +149,14 @@ def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) ->
 
 def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) -> ReleasePlan:
     tables = []
-    for h, d in zip(data.hierarchies, suppression.node, strict=True):
+    kept = suppression.class_levels[~suppression.suppressed]
+    for i, (h, d) in enumerate(zip(data.hierarchies, suppression.node, strict=True)):
         labels = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d]])
         if escape:
             labels = escape_column(labels)
         tables.append(pd.DataFrame({"raw": list(h.ground), "label": labels.to_numpy(dtype=object),
-                                    "code": h.codes[d].astype(np.int32)}))
+                                    "code": h.codes[d].astype(np.int32),
+                                    "written": np.isin(h.codes[d], kept[:, i])}))
     dropped = suppression.class_levels[suppression.suppressed]
     gone = pd.DataFrame(dropped, columns=[f"c{i}" for i in range(dropped.shape[1])]).astype(np.int32)
     columns = tuple(data.schema.output_columns(list(data.columns)))
