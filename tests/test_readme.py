@@ -41,6 +41,26 @@ def test_pruned_search_example_runs(capsys):
     assert lines[1] == "324 k-minimal nodes"
 
 
+def test_the_command_line_examples_run_on_the_bundled_sample(tmp_path):
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    block = re.search(r"## Command line\n\n```bash\n(.*?)```", README, re.S).group(1)
+    shutil.copytree(ROOT / "sample_data" / "hospital", tmp_path / "sample_data" / "hospital")
+    script = Path(sys.executable).parent / "microrelease"
+    commands = [c for c in block.replace("\\\n", " ").splitlines() if c.startswith("microrelease ")]
+    assert len(commands) == 4
+    for command in commands:
+        done = subprocess.run([str(script), *shlex.split(command)[1:]], cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, (command, done.stderr)
+    report = json.loads((tmp_path / "out.report.json").read_text())
+    assert all(c["passed"] for c in report["verification"])
+    header = (tmp_path / "out.csv").read_text().splitlines()[0]
+    assert "patient_id" not in header and "name" not in header.split(",")
+
+
 def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     blocks = re.findall(r"```bash\n(.*?)```", README, re.S)
     first, second = blocks[0], blocks[1]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -30,17 +32,41 @@ if TYPE_CHECKING:
 SEPARATORS = [",", ";", "\t", "|"]
 
 
+SAMPLE_CHARS = 64_000  # what the separator is guessed from, extended to hold two whole lines
+LONGEST_SAMPLE = 64 << 20
+
+
+def separator_sample(text_or_file) -> str:
+    """The start of a CSV (text, or a text file open at its start) the separator is guessed from: its
+    first 64,000 characters, read on until they hold the header and the next line (a header of
+    thousands of long names can be longer), up to 64 MB."""
+    if isinstance(text_or_file, str):
+        end = len(text_or_file) if len(text_or_file) <= SAMPLE_CHARS else SAMPLE_CHARS
+        while text_or_file.count("\n", 0, end) < 2 and end < min(len(text_or_file), LONGEST_SAMPLE):
+            end = min(end * 2, len(text_or_file), LONGEST_SAMPLE)
+        return text_or_file[:end]
+    text = text_or_file.read(SAMPLE_CHARS)
+    while text.count("\n") < 2 and len(text) < LONGEST_SAMPLE and (more := text_or_file.read(len(text) or 1)):
+        text += more
+    return text
+
+
 def detect_separator(sample: str) -> str:
-    """Guess the field separator of a CSV from its first lines (``,`` if nothing else fits)."""
-    lines = sample.splitlines()
-    if len(lines) > 1 and not sample.endswith(("\n", "\r")):
-        lines = lines[:-1]  # cut mid-line by the caller's sample size (a wide table's rows are long)
-    lines = [ln for ln in lines[:50] if ln.strip()]
-    if not lines:
-        return ","
+    """Guess the field separator of a CSV from its first records (``,`` if nothing else fits): the one
+    that splits up to 50 records (quoted line ends and separators read as the csv module reads them)
+    into the same number of fields, the most fields winning."""
+    truncated = not sample.endswith(("\n", "\r"))
     best, best_score = ",", 0
     for sep in SEPARATORS:
-        widths = {len(next(csv.reader([ln], delimiter=sep))) for ln in lines}
+        try:
+            records = list(itertools.islice(csv.reader(io.StringIO(sample), delimiter=sep), 51))
+        except csv.Error:
+            continue
+        if len(records) == 51:
+            records = records[:50]
+        elif truncated and len(records) > 1:
+            records = records[:-1]  # cut mid-record by the sample's size
+        widths = {len(r) for r in records if r}
         if len(widths) == 1 and (w := widths.pop()) > 1 and w > best_score:
             best, best_score = sep, w
     return best
@@ -57,7 +83,7 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
         raise DataError(f"data file not found: {path}")
     if sep is None:
         with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            sep = detect_separator(fh.read(64_000))
+            sep = detect_separator(separator_sample(fh))
     shape = check_csv(path, sep)  # before pandas, which forgives ragged rows and NUL bytes
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")

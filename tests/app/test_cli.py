@@ -145,6 +145,7 @@ def test_release_to_parquet_through_duckdb_with_a_memory_limit(tmp_path, capsys)
     (["--engine", "pandas", "--memory-limit", "1GB"], "--memory-limit applies to --engine duckdb"),
     (["--engine", "duckdb", "--scheduler", "tcp://h:1"], "--scheduler applies to --engine dask"),
     (["--engine", "duckdb", "--memory-limit", "lots"], "'memory_limit' parameter must be like '64MB'"),
+    (["--engine", "dask", "--sensitive", "salary-class", "--t-closeness", "0.3"], "run in memory: use --engine pandas"),
 ])
 def test_engine_options_that_do_not_fit_are_refused(capsys, argv, message):
     code, _, err = run(capsys, "search", "--sample", "adult", "--k", "5", *argv)

@@ -240,3 +240,11 @@ def test_the_role_lists_of_a_wide_table_show_column_names_as_text(state):
     assert not [label for label in box.options if "<" in label]  # Choices.js renders a label as HTML
     box.value = [XSS_COLUMN]  # the value is the column's own name
     assert state.quasi_identifiers == [XSS_COLUMN]
+
+
+def test_an_upload_s_separator_is_found_past_a_quoted_line_end_and_a_long_header(state):
+    state.load_csv(b'a;b\n"x\ny";2\n3;4\n', "quoted.csv")
+    assert state.table["a"].tolist() == ["x\ny", "3"] and "separator ';'" in state.message
+    names = "|".join(f"income (USD, {i:05d})" for i in range(4_000))  # longer than the 64,000-character sample
+    state.load_csv((names + "\n" + "|".join(["1"] * 4_000) + "\n").encode(), "long.csv")
+    assert state.table.shape == (1, 4_000) and "separator '|'" in state.message

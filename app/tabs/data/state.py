@@ -25,7 +25,7 @@ import param
 from microrelease.app.explorer.large import large_lattice
 from microrelease.app.explorer.state import Explorer
 from microrelease.core import Dataset, Hierarchy, build_profile, dates, intervals, masking, read_arx, taxonomy
-from microrelease.core.data.dataset import detect_separator, read_table
+from microrelease.core.data.dataset import LONGEST_SAMPLE, detect_separator, read_table, separator_sample
 from microrelease.core.data.roles import AttributeRole, Schema
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.exceptions import Cancelled, DataError, HierarchyError, MicroreleaseError
@@ -119,7 +119,7 @@ class DataState(param.Parameterized):
         if size > MAX_UPLOAD_BYTES:
             raise DataError(too_big(filename, size))
         data = content.encode() if isinstance(content, str) else content
-        sep = detect_separator(data[:64_000].decode("utf-8-sig", errors="replace"))
+        sep = detect_separator(separator_sample(data[:LONGEST_SAMPLE].decode("utf-8-sig", errors="replace")))
         # the core's reader and its reading rule, as for the command line: a ragged row, a NUL byte or
         # bytes that are not UTF-8 are refused naming the line (pandas alone would read them with blanks)
         with tempfile.TemporaryDirectory(prefix="microrelease-upload-") as folder:

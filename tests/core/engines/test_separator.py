@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from microrelease.core.data.dataset import SEPARATORS, detect_separator, read_table
+from microrelease.core.data.dataset import SEPARATORS, detect_separator, read_table, separator_sample
 
 
 def table_text(columns: int, rows: int, sep: str, seed: int = 0) -> str:
@@ -33,3 +33,25 @@ def test_a_wide_file_is_read_with_every_column_without_naming_its_separator(tmp_
     path.write_text(table_text(1_000, 300, ";"))
     frame = read_table(path)
     assert frame.shape == (300, 1_000) and frame.columns[-1] == "c999"
+
+
+def test_a_quoted_line_end_is_inside_its_value_not_between_records(tmp_path):
+    text = 'a;b\n"x\ny";2\n3;4\n5;6\n'
+    assert detect_separator(text) == ";"
+    path = tmp_path / "quoted.csv"
+    path.write_text(text)
+    assert read_table(path)["a"].tolist() == ["x\ny", "3", "5"]
+
+
+@pytest.mark.parametrize("sep", SEPARATORS)
+def test_a_header_longer_than_the_sample_is_read_whole_before_guessing(tmp_path, sep):
+    names = [f'"income (USD, {i:05d})"' for i in range(4_000)]  # 96,000 characters, commas inside quotes
+    header = sep.join(names)
+    assert len(header) > 64_000
+    text = header + "\n" + sep.join(["1"] * 4_000) + "\n"
+    path = tmp_path / "long_header.csv"
+    path.write_text(text)
+    with open(path) as fh:
+        assert detect_separator(separator_sample(fh)) == sep
+    assert detect_separator(separator_sample(text)) == sep
+    assert read_table(path).shape == (1, 4_000)
