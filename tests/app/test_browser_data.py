@@ -111,7 +111,7 @@ def test_a_20_mb_csv_uploads(data_app, page, tmp_path):
     path.write_bytes(b"name,age,zip,job,status\n" + row * rows)
     open_data_tab(page, data_app)
     upload(page, "", path=path)
-    page.locator("#data-status", has_text=f"Read {rows} rows × 5 columns from twenty.csv").wait_for()
+    page.locator("#data-status", has_text=f"Read {rows:,} rows × 5 columns from twenty.csv").wait_for()
     # the status line can come before the widget's own last progress message
     page.locator(".csv-upload .filepond--root", has_text="Upload complete").wait_for()
 
