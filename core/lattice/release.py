@@ -400,7 +400,8 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
             "file's")))
         held = [v for v, m in found.items() if m > 0]
         reference_facts = {"reference_distribution": {**stated_section(reference, held, publish_reference), "models": {
-            m.describe(): worst_figures(m, counted, sensitive.labels, view.table_counts) for m in wide}}}
+            m.describe(): worst_figures(m, counted, sensitive.labels, view.table_counts, publish_reference)
+            for m in wide}}}
     for criterion in (criteria.k, *criteria.class_scoped):  # each class read back, judged as the release judged it
         if not rows:
             checks.append(Check(criterion.describe(), True, "no class released"))

@@ -77,7 +77,10 @@ def test_suppression_moves_the_worst_class_over_t_against_the_file_only(adult, w
     assert adult["vs_input"].max() <= T < adult["vs_file"].max()  # the case: a claim only the input meets
     figures = report["reference_distribution"]["models"][MODEL]
     assert figures["classes"] == 341
-    assert figures["worst_vs_reference"] == pytest.approx(adult["vs_input"].max(), abs=1e-12)
+    if which == "counts_report":
+        assert figures["worst_vs_reference"] == pytest.approx(adult["vs_input"].max(), abs=1e-12)
+    else:  # with the file it would give the counts (see below)
+        assert "worst_vs_reference" in figures and figures["worst_vs_reference"] is None
     assert figures["worst_vs_released_file"] == pytest.approx(adult["vs_file"].max(), abs=1e-12)
     assert figures["failing_vs_reference"] == 0
     assert figures["failing_vs_released_file"] == int((adult["vs_file"] > T).sum()) >= 1
@@ -90,6 +93,17 @@ def test_by_default_the_report_names_the_distribution_without_its_counts(adult):
     assert not {"values", "counts", "total", "hierarchy"} & set(ref)
     assert "not published" in ref["note"] and "suppressed rows" in ref["note"]
     assert "22654" not in json.dumps(adult["report"])  # the input's count of '<=50K'
+
+
+def test_the_worst_figure_against_the_input_would_give_the_counts_so_only_the_counts_report_has_it(adult):
+    # two values: the equal-distance EMD of a class is |p − q| on '<=50K', so q = p ± the worst figure
+    worst = adult["counts_report"]["reference_distribution"]["models"][MODEL]["worst_vs_reference"]
+    key = adult["vs_input"].idxmax()
+    rows = adult["written"].set_index(adult["qi"]).loc[key, "salary-class"]
+    p = (rows == "<=50K").mean()
+    candidates = {round((p + sign * worst) * 30162) for sign in (-1, 1) if 0 <= p + sign * worst <= 1}
+    assert 22654 in candidates  # the input's count, from the file and one figure
+    assert adult["report"]["reference_distribution"]["models"][MODEL]["worst_vs_reference"] is None
 
 
 def test_on_request_the_report_states_the_input_counts_in_the_emd_order(adult):
@@ -105,7 +119,10 @@ def test_on_request_the_report_states_the_input_counts_in_the_emd_order(adult):
 def test_the_verification_line_gives_both_figures(adult, which):
     check = {c["check"]: c for c in adult[which]["verification"]}[MODEL]
     assert check["passed"]
-    assert f"{adult['vs_input'].max():.6g} against the input's distribution" in check["detail"]
+    said = f"{adult['vs_input'].max():.6g} against the input's distribution"
+    assert (said in check["detail"]) == (which == "counts_report")
+    assert (which == "counts_report") != ("0 of 341 classes over t against the input's distribution (its worst figure "
+                                          "unpublished)" in check["detail"])
     assert f"{adult['vs_file'].max():.6g} against the released file's own" in check["detail"]
     assert f"({int((adult['vs_file'] > T).sum())} of 341 classes over t against it)" in check["detail"]
     reference = {c["check"]: c for c in adult[which]["verification"]}["reference distribution"]
@@ -205,6 +222,8 @@ def test_a_file_that_is_not_the_released_one_is_refused(adult, tmp_path):
     (lambda r: r["output"].update(rows="26,000"), r"output.rows: expected a non-negative whole number, got '26,000'"),
     (lambda r: r["output"].update(files={}), r"output.files: expected a list, got \{\}"),
     (lambda r: r["counts"].update(input_rows=30162.0), r"counts.input_rows: expected a non-negative whole number"),
+    (lambda r: r["counts"].update(released_rows=27119), r"counts.csv: 27118 rows, the report's counts.released_rows "
+     r"says 27119"),
     (lambda r: r["reference_distribution"].update(attribute=3), r"reference_distribution.attribute: expected text"),
     (lambda r: r["reference_distribution"]["models"][MODEL].update(worst_vs_released_file=0.49),
      r"reference_distribution.models\['0.5-closeness \(equal distance\)'\].worst_vs_released_file: the report says "
@@ -281,7 +300,8 @@ def test_the_page_shows_the_reference_distribution(adult):
     assert f"{adult['vs_input'].max():.6g}" in section and f"{adult['vs_file'].max():.6g}" in section
     default = page_section(adult["tmp"] / "out.report.html")
     assert "not published" in default and 'id="reference-counts"' not in default and "22,654" not in default
-    assert f"{adult['vs_input'].max():.6g}" in default and f"{adult['vs_file'].max():.6g}" in default
+    assert f"{adult['vs_input'].max():.6g}" not in default and f"{adult['vs_file'].max():.6g}" in default
+    assert "0 classes over t (figure unpublished)" in default
 
 
 # 40 ordinary rows and one outlier (zip 13000, age 99, HIV), suppressed at k = 5: the input's counts
