@@ -82,23 +82,40 @@ def test_the_slow_sweeps_are_left_out_of_command_2_and_ci_runs_them_as_a_second_
 
 
 def test_reference_distribution_paragraph_holds(tmp_path, monkeypatch, capsys):
-    """Its figures are the release's, its check_against_report block runs on that release."""
-    from microrelease.core import Criteria, load_sample, prepare_models, write_release
+    """Its figures are the release's, the counts are left out unless asked for, its
+    check_against_report block runs on that release (with and without the input)."""
+    import shutil
+
+    from microrelease.core import Criteria, OutputOptions, load_sample, prepare_models, write_release
 
     text = README.split("### Which distribution t-closeness is measured against")[1].split("\n## ")[0]
     said = " ".join(text.split())
     assert "node [1,1,0,2,1,0,2,1], MaxSup 4,000: 3,044 rows suppressed, 341 classes" in said
+    assert "`release --publish-reference` (`OutputOptions(publish_reference=True)`, the dashboard's export" in said
+    # the outlier example is the one tests/core/models/test_reference_distribution.py releases
+    assert "outlier `13000,99,HIV`, suppressed: counts HIV 1, cancer 15, cold 18, flu 7" in said
     dataset = load_sample("adult")
     prepared = prepare_models(dataset, "salary-class", {"t_closeness": "0.5"})
     criteria = Criteria.of(5, *prepared.models, sensitive=prepared.sensitive_frequency)
-    report = write_release(dataset, (1, 1, 0, 2, 1, 0, 2, 1), tmp_path / "out.csv", criteria=criteria,
-                           max_sup=4000).data
-    figures = report["reference_distribution"]["models"]["0.5-closeness (equal distance)"]
+    reports = {publish: write_release(dataset, (1, 1, 0, 2, 1, 0, 2, 1), tmp_path / f"{name}.csv", criteria=criteria,
+                                      max_sup=4000, output=OutputOptions(publish_reference=publish)).data
+               for publish, name in ((True, "counts"), (False, "out"))}
+    report = reports[False]
+    figures = reports[True]["reference_distribution"]["models"]["0.5-closeness (equal distance)"]
     assert report["counts"]["suppressed_rows"] == 3044 and figures["classes"] == 341
     assert (f"worst class {figures['worst_vs_reference']:.4f} against the input, "
             f"{figures['worst_vs_released_file']:.4f} against the file") in said
+    stated = report["reference_distribution"]["models"]["0.5-closeness (equal distance)"]
+    assert "counts" not in report["reference_distribution"] and stated["worst_vs_reference"] is None
+    assert stated["failing_vs_reference"] == 0 and stated["failing_vs_released_file"] >= 1
+    published = reports[True]["reference_distribution"]
+    assert published["counts"] == [22654, 7508] and "sensitive values of the suppressed rows" in published["note"]
     block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    shutil.copy(dataset.source, tmp_path / "adult.csv")
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md", "exec"), {})
-    worst, passes, file_worst, file_passes = capsys.readouterr().out.split()
-    assert (passes, file_passes) == ("True", "False") and float(worst) <= 0.5 < float(file_worst)
+    first, second = capsys.readouterr().out.splitlines()
+    file_worst, file_passes, unchecked = first.split()
+    assert (file_passes, unchecked) == ("False", "True") and 0.5 < float(file_worst)
+    worst, passes, reference = second.split()
+    assert (passes, reference) == ("True", "input") and float(worst) <= 0.5

@@ -66,6 +66,7 @@ FLAGS = {
     "force": "--force",
     "escape": "--escape-formulas",
     "list_classes": "--list-suppressed",
+    "publish_reference": "--publish-reference",
     "out_sep": "--out-sep",
     # the dashboard's server
     "host": "--host",

@@ -53,6 +53,12 @@ def finish(published: Published, output: OutputRequest, summary: str) -> int:
         print(f"microrelease: warning: {formulas['unescaped']} released cell(s) start with =, +, -, @, tab or CR "
               f"and would run as formulas in a spreadsheet: {columns}; {FLAGS['escape']} writes them with a "
               "leading '", file=sys.stderr)
+    reference = report.get("reference_distribution", {})
+    if reference.get("published"):
+        print(f"microrelease: warning: the report publishes the input's counts of {reference['attribute']!r} "
+              f"({FLAGS['publish_reference']}): minus the released file's counts they give the sensitive values of "
+              f"the {report['counts']['suppressed_rows']} suppressed row(s), exactly when few rows are suppressed; "
+              "keep such a report private", file=sys.stderr)
     if output.json:
         print(json.dumps(report, indent=2))
         return 0

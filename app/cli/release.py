@@ -35,6 +35,7 @@ class ReleaseRequest(LatticeRequest):
     list_suppressed: int
     sampling_fraction: float | None  # the data's share of its population: the report adds the population's risk
     k_map: KMapRequest | None = None
+    publish_reference: bool = False  # under t-closeness: the input's counts in the report (they disclose)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
@@ -42,7 +43,7 @@ class ReleaseRequest(LatticeRequest):
                                  list_suppressed=args.list_suppressed,
                                  sampling_fraction=None if args.sampling_fraction is None
                                  else check_share(args.sampling_fraction, "sampling_fraction"),  # before any work
-                                 k_map=KMapRequest.from_args(args))
+                                 k_map=KMapRequest.from_args(args), publish_reference=args.publish_reference)
 
 
 def _node(text: str | None) -> tuple[int, ...] | None:
@@ -69,6 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--list-suppressed", type=non_negative, default=0, metavar="N",
                    help="list up to N suppressed classes in the report (they single out outliers: keep such a "
                         "report private); default: their number only")
+    p.add_argument("--publish-reference", action="store_true",
+                   help="under t-closeness, publish the input's counts of the sensitive values in the report, so that "
+                        "a reader can check the claim against them; they disclose the suppressed rows: minus the "
+                        "file's counts they give those rows' sensitive values. Default: the figures only")
 
 
 def run(request: ReleaseRequest) -> int:
@@ -95,7 +100,8 @@ def run(request: ReleaseRequest) -> int:
     with progress_bar(f"writing release ({request.engine.name})", request.quiet) as bar:
         published = spec.write(output.path, OutputOptions(
             sep=output.sep, escape=output.escape_formulas, force=output.force, protected=tuple(protected),
-            list_classes=request.list_suppressed, sampling_fraction=request.sampling_fraction), progress=bar)
+            list_classes=request.list_suppressed, sampling_fraction=request.sampling_fraction,
+            publish_reference=request.publish_reference), progress=bar)
     c = published.data["counts"]
     why = c["suppressed_by_reason"]
     return finish(published, output,

@@ -1,5 +1,4 @@
-"""The distribution t-closeness is measured against, stated in the release report so that a reader
-can check the claim from the released file alone.
+"""The distribution t-closeness is measured against, and what a release report says of it.
 
 t-closeness (Li, Li & Venkatasubramanian, ICDE 2007) bounds the Earth Mover's Distance (EMD)
 between each equivalence class's distribution of the sensitive attribute and the *whole table's*.
@@ -7,37 +6,40 @@ The whole table is the input, before suppression (the paper's and ARX's reading)
 file's own distribution differs once classes are suppressed, so a reader recomputing from the file
 finds other distances, and a class at 0.4967 against the input may sit at 0.5031 against the file (adult, README).
 
-:func:`reference_section` is the report's ``reference_distribution``: which distribution, the
-sensitive attribute, its values in the order the EMD reads them (the value order for the ordered
-distance, the hierarchy's leaf order for the hierarchical one, with the hierarchy's rows), each
-value's count in the input and their total. The release's re-check on the written file measures
-against these counts (:func:`reference_table`), and :func:`check_against_report` lets a reader do
-the same from the report and the file, with the figures against the file's own distribution beside.
+The input's counts minus the released file's are the sensitive values of the suppressed rows, so
+by default the report's ``reference_distribution`` (:func:`stated_section`) names the distribution,
+says how many classes exceed t against it (verified by the program, from the input in memory; not
+the worst distance, which with the file solves for the counts) and gives the worst class against
+the file's own distribution (anyone can recompute it from the file: over the values the file
+holds). On request (``OutputOptions.publish_reference``) it adds the input's counts in the EMD's
+order (:func:`reference_section`) and the worst distance against them, with a note saying what they
+disclose; the re-check on the written file then measures against those very counts.
+:mod:`.reference_check` re-checks a release from its report and file.
 """
 
 from __future__ import annotations
 
-import json
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from microrelease.core.criteria.base import Statistic
-from microrelease.core.data.dataset import read_table
 from microrelease.core.exceptions import VerificationError
-from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.models.base import TOLERANCE
-from microrelease.core.models.t_closeness import TCloseness
-from microrelease.core.release.cells import escape_column
+from microrelease.core.models.sensitive import value_order
 
 DISTRIBUTION = "input"  # the only reference there is: the input table's, before suppression
 DESCRIPTION = ("the input table's distribution of the sensitive attribute, before suppression (as Li et al. "
                "define t-closeness and ARX measures it)")
-NOTE = ("these counts are the input's distribution of the sensitive attribute, published so that the claim can "
-        "be checked from the released file")
+DISCLOSURE = ("these counts are the input's distribution of the sensitive attribute, published on request so that "
+              "the claim can be checked from the released file; they disclose the suppressed rows: these counts minus "
+              "the released file's counts are the sensitive values of the suppressed rows (exactly, when few rows are "
+              "suppressed)")
+WITHHELD = ("the input's counts are not published: minus the released file's counts they would give the sensitive "
+            "values of the suppressed rows. The worst class against the input's distribution was verified by the "
+            "program when it wrote the file; the figures against the released file's own distribution can be "
+            "recomputed from the file alone")
 
 
 def table_wide(models: Sequence) -> tuple:
@@ -64,12 +66,25 @@ def reference_section(sensitive, models: Sequence) -> dict | None:
     values = emd_values(sensitive.labels, wide[0])
     section = {"distribution": DISTRIBUTION, "description": DESCRIPTION, "attribute": sensitive.attribute,
                "order": _order_name(wide[0]), "values": values, "counts": [counts[v] for v in values],
-               "total": sum(counts.values()), "note": NOTE}
+               "total": sum(counts.values()), "published": True, "note": DISCLOSURE}
     hierarchy = getattr(wide[0], "hierarchy", None)
     if getattr(wide[0], "ground", "") == "hierarchical" and hierarchy is not None:
         kept = set(values)  # the leaves the data holds: a leaf of mass 0 moves no earth
         section["hierarchy"] = [list(row) for row in hierarchy.rows if row[0] in kept]
     return section
+
+
+def stated_section(section: Mapping, held: Sequence[str], publish: bool) -> dict:
+    """What the report states of the in-memory ``section``: all of it when ``publish``, else which
+    distribution and the order, with no value or count (and a hierarchy's rows for the values the
+    file holds, ``held``, only: what a reader needs to recompute the file's own figures)."""
+    if publish:
+        return dict(section)
+    stated = {key: section[key] for key in ("distribution", "description", "attribute", "order")}
+    stated |= {"published": False, "note": WITHHELD}
+    if "hierarchy" in section:
+        stated["hierarchy"] = [row for row in section["hierarchy"] if row[0] in set(held)]
+    return stated
 
 
 def _order_name(model) -> str:
@@ -106,104 +121,42 @@ def reference_faults(section: Mapping, file_counts: Mapping[str, float], input_r
     return faults
 
 
-def distances(model, class_counts: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each class's EMD to ``reference`` and to the classes' own total (the released file's distribution)."""
-    return model.statistic(class_counts, reference), model.statistic(class_counts, class_counts.sum(axis=0))
+def own_distances(model, class_counts: np.ndarray, labels: Sequence[str]) -> np.ndarray:
+    """Each class's EMD to the released file's own distribution, over the values the file holds
+    (``labels``: the columns' values): a value only suppressed rows held would change the ordered
+    distance's ranks, and a reader of the file cannot know of it."""
+    held = class_counts.sum(axis=0) > 0
+    values = [v for v, h in zip(labels, held, strict=True) if h]
+    counts = class_counts[:, held]
+    if model.ground == "ordered":
+        order = value_order(values)
+        counts = counts[:, [values.index(v) for v in order]]
+    elif model.ground == "hierarchical":
+        model = dataclasses.replace(model, order=tuple(model.hierarchy.index[v] for v in values))
+    return model.statistic(counts, counts.sum(axis=0))
 
 
-def worst_figures(model, class_counts: np.ndarray, reference: np.ndarray) -> dict:
-    """The worst class against the reference and against the file's own distribution, for the report."""
-    against, own = distances(model, class_counts, reference)
+def worst_figures(model, class_counts: np.ndarray, labels: Sequence[str], reference: np.ndarray,
+                  publish: bool = True) -> dict:
+    """The worst class against the reference and against the file's own distribution, for the report.
+    Unless the counts are published, the worst class against the reference is left out (how many
+    classes exceed t against it stays): with the file it solves for the counts (two values: the
+    EMD is |p₁ − q₁|, so q₁ = p₁ ± the figure)."""
+    against, own = model.statistic(class_counts, reference), own_distances(model, class_counts, labels)
     limit = model.t + TOLERANCE
     return {"t": model.t, "classes": len(class_counts),
             "worst_vs_reference": float(against.max(initial=0.0)),
             "worst_vs_released_file": float(own.max(initial=0.0)),
             "failing_vs_reference": int((against > limit).sum()),
-            "failing_vs_released_file": int((own > limit).sum())}
+            "failing_vs_released_file": int((own > limit).sum())} | (
+        {} if publish else {"worst_vs_reference": None})
 
 
 def figures_line(figures: Mapping) -> str:
     """One line with both figures (the verification's and the command line's)."""
-    return (f"worst class {figures['worst_vs_reference']:.6g} against the input's distribution (the report's "
-            f"reference), {figures['worst_vs_released_file']:.6g} against the released file's own")
-
-
-@dataclass(frozen=True)
-class ReferenceCheck:
-    """A released file re-checked against its report's reference distribution: each class's EMD to
-    the reference (``distances``, classes in ``classes`` order, by their QI values) and to the file's
-    own distribution (``file_distances``), the worst of each and whether every class is within t."""
-
-    model: str
-    attribute: str
-    t: float
-    classes: tuple[tuple[str, ...], ...]
-    distances: tuple[float, ...]
-    worst: float
-    passes: bool
-    file_distances: tuple[float, ...]
-    file_worst: float
-    file_passes: bool
-
-
-def check_against_report(report_path: str | Path, data_path: str | Path | None = None, *,
-                         sep: str | None = None) -> ReferenceCheck:
-    """Re-check a released file's t-closeness from its report alone: the classes (rows sharing their
-    QI values) counted on the file at ``data_path`` (by default the file the report names, beside
-    it), measured against the report's reference counts and against the file's own distribution.
-
-    Raises VerificationError (one line, naming the value) when the report states no reference, or
-    when its counts cannot be the input's distribution of this file.
-    """
-    report_path = Path(report_path)
-    report = json.loads(report_path.read_text(encoding="utf-8"))
-    section = report.get("reference_distribution")
-    if not section:
-        raise VerificationError(f"{report_path.name} states no reference distribution (no model of it is measured "
-                                "against a table-wide distribution)")
-    model = _model(report, section)
-    path = Path(data_path) if data_path else report_path.parent / report["output"]["files"][0]["name"]
-    table = _read(path, sep, report.get("output", {}).get("format", "csv"))
-    qi, attribute = list(report["parameters"]["qi"]), section["attribute"]
-    values = _file_values(section, report)
-    cells = table[attribute].map(values)
-    if cells.isna().any():
-        raise VerificationError(f"reference distribution of {attribute!r}: value {table[attribute][cells.isna()].iloc[0]!r} "
-                                "of the released file is not in it")
-    grid = pd.crosstab([table[q] for q in qi], cells).reindex(columns=section["values"], fill_value=0)
-    faults = reference_faults(section, dict(zip(section["values"], grid.sum(axis=0), strict=True)),
-                              report["counts"]["input_rows"])
-    if faults:
-        raise VerificationError(faults[0])
-    counts = grid.to_numpy(dtype=float)
-    against, own = distances(model, counts, np.asarray(section["counts"], dtype=float))
-    limit = model.t + TOLERANCE
-    keys = tuple(k if isinstance(k, tuple) else (k,) for k in grid.index)
-    return ReferenceCheck(model.describe(), attribute, model.t, keys, tuple(map(float, against)),
-                          float(against.max(initial=0.0)), bool((against <= limit).all()), tuple(map(float, own)),
-                          float(own.max(initial=0.0)), bool((own <= limit).all()))
-
-
-def _model(report: Mapping, section: Mapping) -> TCloseness:
-    spec = report["parameters"]["criteria"].get(TCloseness.name)
-    model = TCloseness.from_spec(spec) if spec else None
-    if model is None:
-        raise VerificationError(f"the report's criteria name no {TCloseness.name} to check: {report['parameters']['criteria']}")
-    if model.ground != "hierarchical":
-        return model
-    hierarchy = Hierarchy(section["attribute"], [tuple(r) for r in section["hierarchy"]])
-    return TCloseness(model.t, model.ground, hierarchy, tuple(hierarchy.index[v] for v in section["values"]))
-
-
-def _file_values(section: Mapping, report: Mapping) -> dict[str, str]:
-    """Each cell as the file holds it -> the value of the reference (formula cells are written escaped)."""
-    values = list(section["values"])
-    if not report.get("formula_cells", {}).get("escape_formulas"):
-        return {v: v for v in values}
-    return dict(zip(escape_column(pd.Series(values, dtype=object)), values, strict=True))
-
-
-def _read(path: Path, sep: str | None, fmt: str) -> pd.DataFrame:
-    if fmt == "parquet":
-        return pd.read_parquet(path).astype(str)
-    return read_table(path, sep=sep)
+    own = (f"{figures['worst_vs_released_file']:.6g} against the released file's own "
+           f"({figures['failing_vs_released_file']} of {figures['classes']} classes over t against it)")
+    if figures["worst_vs_reference"] is None:
+        return (f"{figures['failing_vs_reference']} of {figures['classes']} classes over t against the input's "
+                f"distribution (its worst figure unpublished), worst class {own}")
+    return f"worst class {figures['worst_vs_reference']:.6g} against the input's distribution, {own}"

@@ -5,8 +5,9 @@ with privacy models on a sensitive attribute, fails one of them; identifier colu
 is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
 DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
 :func:`microrelease.core.release.publish`: written under a temporary name, read back and checked
-(rows, k, MaxSup, levels, every model on every class, t-closeness against the reference distribution
-the report states (:mod:`~microrelease.core.lattice.reference`), no identifier, formula cells), reported, and
+(rows, k, MaxSup, levels, every model on every class, t-closeness against the input's distribution,
+the report's counts of it when it publishes them (:mod:`~microrelease.core.lattice.reference`), no
+identifier, formula cells), reported, and
 only then put in place. The same function serves the CLI, the dashboard's export and the API.
 
 The report counts the suppressed rows by reason; it lists the suppressed classes (generalized
@@ -45,6 +46,7 @@ from microrelease.core.lattice.reference import (
     reference_faults,
     reference_section,
     reference_table,
+    stated_section,
     table_wide,
     worst_figures,
 )
@@ -187,7 +189,9 @@ class OutputOptions:
     are never written (hierarchy files; the input always is); ``list_classes``: list up to that many
     suppressed classes (generalized values, size, reason) in the report, 0 gives their number only, as
     a listing singles out the input's outliers; ``sampling_fraction``: report the population risk of
-    the written classes for a sample of that share of the population."""
+    the written classes for a sample of that share of the population; ``publish_reference``: under
+    t-closeness, publish the input's counts of the sensitive values in the report (minus the file's
+    counts they give the suppressed rows' sensitive values: off by default)."""
 
     sep: str = ","
     escape: bool = False
@@ -195,6 +199,7 @@ class OutputOptions:
     protected: tuple = ()
     list_classes: int = 0
     sampling_fraction: float | None = None
+    publish_reference: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "protected", tuple(self.protected))
@@ -284,12 +289,14 @@ def write_release(
 
     planned = class_figures(suppression.sizes[~suppression.suppressed])["classes"]["histogram"]
     h, qi = data.hierarchies, data.quasi_identifiers
-    # what the report states t-closeness is measured against; the re-check reads these very counts
+    # the input's distribution t-closeness is measured against; published (and then the re-check reads
+    # these very counts) only on request
     reference = reference_section(criteria.sensitive, criteria.models) if criteria.models else None
 
     def verify(paths):
         return verify_generalization(engine, paths[name], data, plan, criteria, max_sup, planned=planned,
-                                     sampling_fraction=output.sampling_fraction, node=node, reference=reference)
+                                     sampling_fraction=output.sampling_fraction, node=node, reference=reference,
+                                     publish_reference=output.publish_reference)
 
     figures = node_figures(data.lattice, data.n_rows, suppression)
     figures["quality"] = node_quality(h, node, suppression.sizes, suppression.class_levels, suppression.suppressed,
@@ -357,14 +364,14 @@ def _input_name(data) -> str:
 
 def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria: Criteria, max_sup,
                           planned: list | None = None, sampling_fraction: float | None = None,
-                          node=None, reference: Mapping | None = None) -> Verified:
+                          node=None, reference: Mapping | None = None, publish_reference: bool = False) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it: each
     criterion through the protocol on the classes read back. The class sizes and the risk they carry
     are reported as counted on the file (``planned``: the histogram the release should have,
     ``[size, classes]`` pairs). A model measured against a table-wide distribution (t-closeness's
-    EMD) is measured against ``reference``, the report's ``reference_distribution`` (the input's
-    counts as the report states them, not the input held in memory), and its worst class against
-    the file's own distribution is reported beside."""
+    EMD) is measured against ``reference`` (the input's counts): when the report publishes them
+    (``publish_reference``), the counts as the report states them, not the input held in memory; its
+    worst class against the file's own distribution is reported beside."""
     written = Source((path,), plan.format, plan.sep)
     columns = written.columns()
     sensitive, k_map = criteria.sensitive if criteria.models else None, criteria.k_map
@@ -376,7 +383,8 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
     checks = [Check("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected")]
     view = ClassView(by_class.to_numpy(),
                      value_counts=(lambda: _written_value_counts(classes, plan, sensitive)) if sensitive else None,
-                     table_counts=(lambda: _reference_counts(reference, sensitive)) if sensitive else None,
+                     table_counts=(lambda: _reference_counts(reference if publish_reference else None, sensitive))
+                     if sensitive else None,
                      population_sizes=(lambda: _written_population_sizes(k_map, node, plan, by_class))
                      if k_map else None)
     wide = table_wide(criteria.class_scoped) if sensitive is not None else ()
@@ -387,9 +395,13 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
         faults = reference_faults(reference, found, n)
         checks.append(Check("reference distribution", not faults, "; ".join(faults) or (
             f"{reference['attribute']}: {len(reference['values'])} values, {reference['total']} rows (the input's), "
-            "each counted at least as often as in the released file")))
-        reference_facts = {"reference_distribution": {**reference, "models": {
-            m.describe(): worst_figures(m, counted, view.table_counts) for m in wide}}}
+            "each counted at least as often as in the released file" if publish_reference else
+            f"{reference['attribute']}: the input's counts (not published), each value's at least the released "
+            "file's")))
+        held = [v for v, m in found.items() if m > 0]
+        reference_facts = {"reference_distribution": {**stated_section(reference, held, publish_reference), "models": {
+            m.describe(): worst_figures(m, counted, sensitive.labels, view.table_counts, publish_reference)
+            for m in wide}}}
     for criterion in (criteria.k, *criteria.class_scoped):  # each class read back, judged as the release judged it
         if not rows:
             checks.append(Check(criterion.describe(), True, "no class released"))

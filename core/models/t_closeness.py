@@ -12,8 +12,9 @@ Ground distances (``ground``):
 
 EMD to a fixed distribution is convex, so merging two satisfying classes gives a satisfying one:
 monotone up the lattice without suppression, not with it. The table distribution is that of the
-whole input (before suppression), as in the paper; a release report states its counts
-(:mod:`~microrelease.core.lattice.reference`), so that the claim can be checked from the file.
+whole input (before suppression), as in the paper; a release report names it and publishes its
+counts only on request, as they disclose the suppressed rows' values
+(:mod:`~microrelease.core.lattice.reference`).
 Text spec (the ``t_closeness`` parameter): ``T[:equal|ordered|hierarchical]``.
 """
 

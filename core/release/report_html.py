@@ -119,20 +119,31 @@ def exact(value: float) -> Safe:
 
 
 def reference_section(ref: Mapping) -> Safe:
-    """The distribution t-closeness is measured against (the input's, before suppression): its counts
-    in the EMD's order, and the worst class against it and against the released file's own."""
-    total = ref.get("total") or 0
+    """The distribution t-closeness is measured against (the input's, before suppression), and the
+    worst class against it and against the released file's own; its counts only when the report
+    publishes them (minus the file's they give the suppressed rows' sensitive values)."""
     about = [("Distribution", ref.get("description", ref.get("distribution"))), ("Sensitive attribute", ref["attribute"]),
-             ("Order (as the EMD reads the values)", ref.get("order")), ("Total rows", total)]
-    counts = table(["value", "count in the input", "share"],
-                   ((v, n, f"{number(100 * n / total if total else 0.0)} %")
-                    for v, n in zip(ref["values"], ref["counts"], strict=True)), id="reference-counts")
-    worst = table(["model", "classes", "worst class against this distribution", "worst class against the released "
-                   "file's own", "classes over t against the file's own"],
-                  ((m, f["classes"], exact(f["worst_vs_reference"]), exact(f["worst_vs_released_file"]),
+             ("Order (as the EMD reads the values)", ref.get("order"))]
+    parts = []
+    if "counts" in ref:
+        total = ref.get("total") or 0
+        about.append(("Total rows", total))
+        parts.append(table(["value", "count in the input", "share"],
+                           ((v, n, f"{number(100 * n / total if total else 0.0)} %")
+                            for v, n in zip(ref["values"], ref["counts"], strict=True)), id="reference-counts"))
+    else:
+        about.append(("Counts", "not published"))
+    worst = table(["model", "classes", "worst class against this distribution (verified when written)",
+                   "worst class against the released file's own", "classes over t against the file's own"],
+                  ((m, f["classes"], _input_figure(f), exact(f["worst_vs_released_file"]),
                     f["failing_vs_released_file"]) for m, f in ref.get("models", {}).items()), id="reference-worst")
     return section("reference", "Reference distribution", pairs(about), tag("p", ref.get("note", ""), class_="note"),
-                   counts, worst)
+                   *parts, worst)
+
+
+def _input_figure(figures: Mapping) -> object:
+    worst = figures.get("worst_vs_reference")
+    return exact(worst) if worst is not None else f"{figures.get('failing_vs_reference')} classes over t (figure unpublished)"
 
 
 def decision_section(r: Mapping) -> Safe:

@@ -30,9 +30,13 @@ def test_one_set_of_counts_under_t_closeness(tmp_path, capsys):
     assert checks["MaxSup"]["detail"].startswith("96 of 30162")
     assert stdout[-1].startswith("re-checked on the written file:") and "0.2-closeness" in stdout[-1]
     figures = report["reference_distribution"]["models"]["0.2-closeness (ordered distance)"]
-    assert stdout[-1].endswith(f"; 0.2-closeness (ordered distance): worst class {figures['worst_vs_reference']:.6g} "
-                               "against the input's distribution (the report's reference), "
-                               f"{figures['worst_vs_released_file']:.6g} against the released file's own")
+    assert figures["worst_vs_reference"] is None  # with the file it would give the input's counts
+    assert stdout[-1].endswith(f"; 0.2-closeness (ordered distance): 0 of {figures['classes']} classes over t against "
+                               "the input's distribution (its worst figure unpublished), worst class "
+                               f"{figures['worst_vs_released_file']:.6g} against the released file's own "
+                               f"({figures['failing_vs_released_file']} of {figures['classes']} classes over t against "
+                               "it)")
+    assert "counts" not in report["reference_distribution"]  # not published without --publish-reference
     assert "96 suppressed" in stdout[0]
     assert report["output"]["files"][0] == {"name": "out.csv", "bytes": out.stat().st_size,
                                             "checksum": "sha256:" + hashlib.sha256(out.read_bytes()).hexdigest()}
@@ -172,3 +176,26 @@ def test_every_writing_command_names_its_page_and_the_page_is_there(tmp_path, ca
         report = json.loads((tmp_path / out.replace(".csv", ".report.json")).read_text())
         assert f"to read and print: {page}" in capsys.readouterr().out
         assert report["html_report"]["checksum"] == "sha256:" + hashlib.sha256(page.read_bytes()).hexdigest()
+
+
+def test_publish_reference_adds_the_input_counts_and_warns_what_they_disclose(tmp_path, capsys):
+    # 40 rows and one outlier (13000, 99, HIV), suppressed at k = 5: the counts minus the file's are its diagnosis
+    rows = [(f"1200{i % 4}", str(20 + i % 20), d) for i, d in enumerate(["cancer"] * 15 + ["cold"] * 18 + ["flu"] * 7)]
+    data = tmp_path / "patients.csv"
+    pd.DataFrame([*rows, ("13000", "99", "HIV")], columns=["zip", "age", "diagnosis"]).to_csv(data, index=False)
+    (tmp_path / "zip.csv").write_text("".join(f"{z};{z[:2]}***;*\n" for z in ("12000", "12001", "12002", "12003",
+                                                                            "13000")))
+    (tmp_path / "age.csv").write_text("".join(f"{a};{a // 10}0-{a // 10}9;*\n" for a in [*range(20, 40), 99]))
+    base = ["release", str(data), "--qi", "zip,age", "--hierarchy", f"zip={tmp_path / 'zip.csv'}", "--hierarchy",
+            f"age={tmp_path / 'age.csv'}", "--sensitive", "diagnosis", "--t-closeness", "1", "--k", "5",
+            "--max-sup", "1", "--node", "2,1", "--quiet"]
+    assert main([*base, "-o", str(tmp_path / "plain.csv")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert "HIV" not in (tmp_path / "plain.report.json").read_text() + (tmp_path / "plain.report.html").read_text()
+    assert main([*base, "--publish-reference", "-o", str(tmp_path / "counts.csv")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("microrelease: warning: the report publishes the input's counts")
+    assert "--publish-reference" in err and "sensitive values of the 1 suppressed row(s)" in err
+    ref = json.loads((tmp_path / "counts.report.json").read_text())["reference_distribution"]
+    assert (ref["values"], ref["counts"]) == (["HIV", "cancer", "cold", "flu"], [1, 15, 18, 7])
+    assert "HIV" in (tmp_path / "counts.report.html").read_text() and "HIV" not in (tmp_path / "counts.csv").read_text()

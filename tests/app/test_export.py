@@ -87,6 +87,18 @@ def test_export_writes_the_node_the_screen_shows(adult_t):
     assert json.loads(report2)["output"]["files"][0]["checksum"] == "sha256:" + hashlib.sha256(csv2).hexdigest()
 
 
+def test_the_export_publishes_the_input_counts_only_when_asked(adult_t):
+    export = ExportView(state=ExportState(explorer=adult_t))
+    reference = json.loads(export.state.files().report)["reference_distribution"]
+    assert reference["published"] is False and "counts" not in reference and T_MODEL in reference["models"]
+    assert "not published" in export.state.files().html.decode()
+    export.publish_reference.value = True  # the view's box drives the state; the decision is written again
+    reference = json.loads(export.state.files().report)["reference_distribution"]
+    counts = adult_t.dataset.table["salary-class"].value_counts()
+    assert reference["published"] is True and reference["counts"] == [int(counts[v]) for v in reference["values"]]
+    assert "suppressed rows" in reference["note"]
+
+
 def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
     e = adult_t
     e.selected = e.preferred

@@ -27,17 +27,20 @@ REPORT = "release.report.json"
 REPORT_HTML = "release.report.html"
 
 
-def decision_key(spec: NodeRelease, escape: bool) -> tuple:
+def decision_key(spec: NodeRelease, escape: bool, publish_reference: bool = False) -> tuple:
     """What makes two writes the same release (the table and the sensitive frequency by identity)."""
     c = spec.criteria
     return (id(spec.data), tuple(spec.node), spec.max_sup, id(c.sensitive), tuple(c.describe()), spec.chosen_by,
-            spec.policy, tuple(sorted((spec.weights or {}).items())), bool(escape),
+            spec.policy, tuple(sorted((spec.weights or {}).items())), bool(escape), bool(publish_reference),
             None if c.k_map is None else id(c.k_map.population))
 
 
 class ExportState(param.Parameterized):
     explorer = param.ClassSelector(class_=Explorer)
     escape = param.Boolean(default=False, label="Escape spreadsheet formulas")
+    # off by default: the input's counts minus the file's give the suppressed rows' sensitive values
+    publish_reference = param.Boolean(default=False, label="Publish the input's counts of the sensitive values "
+                                      "(t-closeness; they disclose the suppressed rows' values)")
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -109,7 +112,11 @@ class ExportState(param.Parameterized):
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)
-        return self.spec().write(path, OutputOptions(escape=self.escape))
+        return self.spec().write(path, self.options())
+
+    def options(self) -> OutputOptions:
+        """How the export writes: the release options the CLI's ``release`` has flags for."""
+        return OutputOptions(escape=self.escape, publish_reference=self.publish_reference)
 
     def files(self) -> WrittenFiles:
         """(CSV, report JSON, report page) bytes of one write of the current decision (kept until it changes)."""
@@ -117,7 +124,7 @@ class ExportState(param.Parameterized):
         if reason:
             raise InvalidParameterError(reason)
         spec = self.spec()
-        key = decision_key(spec, self.escape)
+        key, options = decision_key(spec, self.escape, self.publish_reference), self.options()
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, OutputOptions(escape=self.escape)), FILE))
+            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, options), FILE))
         return self._cache[2]

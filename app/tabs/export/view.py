@@ -18,6 +18,8 @@ class ExportView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         self.escape = pn.widgets.Checkbox.from_param(self.state.param.escape, css_classes=["escape-formulas"])
+        self.publish_reference = pn.widgets.Checkbox.from_param(self.state.param.publish_reference,
+                                                                css_classes=["publish-reference"])
         self.csv = pn.widgets.FileDownload(callback=self._csv, filename=FILE,
                                            label="Download released CSV", color="primary", css_classes=["download-csv"])
         self.report = pn.widgets.FileDownload(callback=self._report, filename=REPORT,
@@ -68,5 +70,5 @@ class ExportView(pn.viewable.Viewer):
             f"{why['class_failing_a_privacy_model']} in classes failing a privacy model{by_model}.")
 
     def __panel__(self):
-        return pn.Column("### Export", self.note, self.counts, self.refusal, self.escape,
+        return pn.Column("### Export", self.note, self.counts, self.refusal, self.escape, self.publish_reference,
                          pn.Row(self.csv, self.report, self.page), sizing_mode="stretch_width")
