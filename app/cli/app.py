@@ -11,6 +11,7 @@ from microrelease.app.cli.options import (
     add_hierarchy_options,
     add_identifier_option,
     add_table_options,
+    columns,
     port_number,
 )
 from microrelease.app.wide import GENERATED, SEED
@@ -34,6 +35,7 @@ class AppRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AppRequest:
+        columns(args.identifier, "identifiers")  # a column named twice is refused with or without DATA
         table = TableRequest.from_args(args) if (args.data or args.qi) else None
         return cls(table, args.sample or "adult", args.host, args.port, args.show, tuple(args.allow_host),
                    args.population)
