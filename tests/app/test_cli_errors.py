@@ -503,3 +503,15 @@ def test_an_output_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, 
         code, _, err = run(capsys, *argv)
         assert code == 2 and err == f"microrelease: error: -o {out}: {problem.format(parent)} (nothing was written)\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize(("extra", "flags"), [(["--identifier", "age"], "--identifier applies"),
+                                              (["--hierarchy", "age=x.csv", "--hierarchy-dir", "h"],
+                                               "--hierarchy / --hierarchy-dir apply")])
+def test_the_dashboard_on_a_sample_refuses_the_table_flags_it_would_ignore(capsys, monkeypatch, extra, flags):
+    import microrelease.app.serve as serve_module
+
+    monkeypatch.setattr(serve_module, "serve", lambda **_: pytest.fail("served"))
+    code, _, err = run(capsys, "app", "--sample", "toy", *extra)
+    assert code == 2 and err == (f"microrelease: error: {flags} to DATA or --qi only (a sample opens with its own "
+                                 "columns and hierarchies)\n")

@@ -240,3 +240,9 @@ def test_the_role_lists_of_a_wide_table_show_column_names_as_text(state):
     assert not [label for label in box.options if "<" in label]  # Choices.js renders a label as HTML
     box.value = [XSS_COLUMN]  # the value is the column's own name
     assert state.quasi_identifiers == [XSS_COLUMN]
+
+
+def test_one_row_and_one_column_are_said_in_the_singular(state):
+    view = DataView(state=state)
+    view.upload.value = {"one.csv": b"a\n1\n"}
+    assert state.message.startswith("Read 1 row × 1 column from one.csv")
