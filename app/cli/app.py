@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
+from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import load
 from microrelease.app.cli.options import (
     TableRequest,
     add_hierarchy_options,
     add_identifier_option,
     add_table_options,
+    columns,
     port_number,
 )
 from microrelease.app.wide import GENERATED, SEED
-from microrelease.core import Dataset, load_sample
+from microrelease.core import Dataset, MicroreleaseError, load_sample
 from microrelease.core.data.samples import SAMPLES
 from microrelease.core.risk.k_map import code_population, read_population
 
@@ -34,7 +36,14 @@ class AppRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AppRequest:
+        columns(args.identifier, "identifiers")  # a column named twice is refused with or without DATA
         table = TableRequest.from_args(args) if (args.data or args.qi) else None
+        ignored = [FLAGS[name] for name, given in (("identifiers", args.identifier), ("hierarchies", args.hierarchy),
+                                                   ("hierarchy_dir", args.hierarchy_dir)) if given]
+        if table is None and ignored:  # the sample opens with its own roles and hierarchies: refused, not ignored
+            verb = "applies" if len(ignored) == 1 else "apply"
+            raise MicroreleaseError(f"{' / '.join(ignored)} {verb} to DATA or {FLAGS['quasi_identifiers']} only (a "
+                                    "sample opens with its own columns and hierarchies)")
         return cls(table, args.sample or "adult", args.host, args.port, args.show, tuple(args.allow_host),
                    args.population)
 

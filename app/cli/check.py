@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import TableRequest, add_table_options, non_negative
+from microrelease.app.cli.output import plural
 from microrelease.core import check_k_anonymity, read_table
 from microrelease.core.exceptions import DataError, InvalidParameterError
 
@@ -50,8 +51,8 @@ def run(request: CheckRequest) -> int:
         print(json.dumps(result.to_dict(request.limit), indent=2))
     else:
         verdict = "is" if result.is_k_anonymous else "is NOT"
-        print(f"{path} {verdict} {request.k}-anonymous over {', '.join(qi)} ({result.n_rows} rows, "
-              f"{result.n_classes} classes)")
+        print(f"{path} {verdict} {request.k}-anonymous over {', '.join(qi)} ({plural(result.n_rows, 'row')}, "
+              f"{plural(result.n_classes, 'class', 'classes')})")
         if request.limit:  # --limit 0: the verdict alone
             print("smallest classes:")
             print(result.smallest_classes.to_string(index=False))

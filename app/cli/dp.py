@@ -17,12 +17,13 @@ from microrelease.app.cli.options import (
     add_input_options,
     add_output_options,
     add_quiet_option,
+    columns,
     non_negative,
     resolve_input,
     split,
     warn_if_seeded,
 )
-from microrelease.app.cli.output import finish
+from microrelease.app.cli.output import finish, plural
 from microrelease.app.cli.progress import progress_bar
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
@@ -67,7 +68,9 @@ class DPRequest:
     def from_args(cls, args: argparse.Namespace) -> DPRequest:
         path, chosen = resolve_input(args, microdata_sample)
         # a sample's declared identifiers are never released, whatever was typed
-        identifiers = tuple(dict.fromkeys([*split(args.identifier), *(chosen.identifiers if chosen else ())]))
+        typed = columns(args.identifier, "identifiers")
+        identifiers = tuple(dict.fromkeys([*typed, *(chosen.identifiers if chosen else ())]))
+        bounds_text = ",".join(args.bounds)  # --bounds is repeatable; a column bounded twice is refused
         if args.method not in METHODS:
             hint = (f" (t-closeness, Li et al.'s EMD bound, is a privacy model of search and release; its "
                     f"multiplicative form, the route to DP, is {RATIO})" if args.method == "t-closeness" else "")
@@ -78,7 +81,7 @@ class DPRequest:
                 if given:
                     raise MicroreleaseError(f"{FLAGS[name]} is not used by {FLAGS['method']} {RATIO} "
                                             "(no noise: true values)")
-            qi = split(args.qi) or (chosen.qi if chosen else ())
+            qi = columns(args.qi, "quasi_identifiers") or (chosen.qi if chosen else ())
             if not qi or not args.confidential:
                 raise MicroreleaseError(f"{FLAGS['method']} {RATIO} needs {FLAGS['quasi_identifiers']} (or a "
                                         f"sample's) and {FLAGS['confidential']}")
@@ -89,27 +92,29 @@ class DPRequest:
                 except ValueError:
                     raise MicroreleaseError(f"{FLAGS['cuts']} expects numbers C1,C2,...; "
                                             f"got {args.cuts!r}") from None
-            given = parse_bounds(args.bounds) if args.bounds else {}
+            given = parse_bounds(bounds_text) if bounds_text else {}
             bounds = given or ({args.confidential: chosen.bounds_dict[args.confidential]}
                                if chosen and cuts is None and args.confidential in chosen.bounds_dict else {})
             unused = [name for name in given if name != args.confidential]
             if unused or (cuts is not None and given):
                 raise MicroreleaseError(f"{FLAGS['bounds']} is only for the confidential attribute's equal-width "
                                         f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
-            return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, split(args.keep), False, None,
+            return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, columns(args.keep, "keep"),
+                       False, None,
                        qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
                        output=OutputRequest.from_args(args), quiet=args.quiet)
         for name, given in (("quasi_identifiers", args.qi), ("confidential", args.confidential), ("cuts", args.cuts)):
             if given:
                 raise MicroreleaseError(f"{FLAGS[name]} is for {FLAGS['method']} {RATIO}; the noise methods take "
                                         f"{FLAGS['attributes']}")
-        attributes = split(args.attrs) or ((*chosen.qi, *chosen.confidential) if chosen else ())
+        attributes = columns(args.attrs, "attributes") or ((*chosen.qi, *chosen.confidential) if chosen else ())
         # declared bounds only: the sample's are public round figures, never the data's own range
         # (a sample declares bounds for all its columns: those of the attributes released are the ones used)
-        bounds = parse_bounds(args.bounds) if args.bounds or not chosen else {
+        bounds = parse_bounds(bounds_text) if bounds_text or not chosen else {
             name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
         return cls(path, attributes, bounds, args.epsilon, args.method, args.noise or "laplace", args.k, identifiers,
-                   split(args.keep), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins, cuts=None,
+                   columns(args.keep, "keep"), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins,
+                   cuts=None,
                    sep=args.sep, output=OutputRequest.from_args(args), quiet=args.quiet)
 
 
@@ -120,7 +125,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_input_options(p, BOUNDED_SAMPLES, data_help="CSV file (or use --sample)",
                       sample_help="a bundled CASC data set that declares its bounds")
     p.add_argument("--attrs", default="", help="numeric attributes to release with noise A,B,...")
-    p.add_argument("--bounds", default="", help="declared domain bounds A=LO:HI,... (required: never from the data)")
+    p.add_argument("--bounds", action="append", default=[], metavar="A=LO:HI,...",
+                   help="declared domain bounds (required: never from the data; repeatable)")
     p.add_argument("--epsilon", type=float, required=True, help="the privacy budget, split evenly over the attributes")
     p.add_argument("--method", default="ir-mdav", metavar="{" + ",".join(METHODS) + "}",
                    help=f"how the noise is applied; {RATIO}: no noise, k-anonymous QIs whose classes keep the "
@@ -178,7 +184,7 @@ def run_noise(request: DPRequest, table, bar) -> int:
     report = published.data
     loss = "undefined (a constant attribute)" if release.loss is None else f"{release.loss.sse_sst:.2f} %"
     return finish(published, output, f"{request.method} ({request.noise} noise) at epsilon={request.epsilon:g}: wrote "
-                                     f"{report['output']['rows']} rows to {output.path}; SSE/SST {loss}\n"
+                                     f"{plural(report['output']['rows'], 'row')} to {output.path}; SSE/SST {loss}\n"
                                      f"guarantee: {release.guarantee}")
 
 
@@ -210,7 +216,7 @@ def run_ratio(request: DPRequest, table, bar) -> int:
     bar(1.0)
     found = published.data["file"]
     return finish(published, output, f"{RATIO} at epsilon={request.epsilon:g}, k={request.k}: wrote "
-                                     f"{published.data['output']['rows']} rows to {output.path}; {found['classes']} "
-                                     f"classes (smallest {found['smallest_class']}), epsilon on the declared bins "
+                                     f"{plural(published.data['output']['rows'], 'row')} to {output.path}; "
+                                     f"{plural(found['classes'], 'class', 'classes')} (smallest {found['smallest_class']}), epsilon on the declared bins "
                                      f"{found['epsilon_on_declared_bins']:.4g} (read from the file), QI SSE/SST "
                                      f"{release.sse_sst:.2f} %")

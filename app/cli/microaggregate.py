@@ -15,13 +15,14 @@ from microrelease.app.cli.options import (
     add_input_options,
     add_output_options,
     add_quiet_option,
+    columns,
     non_negative,
     pairs,
     resolve_input,
     split,
     warn_if_seeded,
 )
-from microrelease.app.cli.output import finish
+from microrelease.app.cli.output import finish, plural
 from microrelease.app.cli.progress import progress_bar
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
@@ -51,7 +52,8 @@ class MicroaggregateRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> MicroaggregateRequest:
         path, chosen = resolve_input(args, microdata_sample)
-        qi, confidential, identifiers = split(args.qi), split(args.confidential), split(args.identifier)
+        qi, confidential = columns(args.qi, "quasi_identifiers"), columns(args.confidential, "confidential")
+        identifiers = columns(args.identifier, "identifiers")
         if chosen:  # the sample's split of its columns, for what was left out
             qi, confidential = qi or chosen.qi, confidential or chosen.confidential
             identifiers = identifiers or chosen.identifiers
@@ -102,6 +104,6 @@ def run(request: MicroaggregateRequest) -> int:
     report, audit = published.data, published.audit
     risk = audit["linkage_risk"]["released"]
     linked = f", linkage {float(risk['reidentified']):.3f} (1/k = {risk['bound_1_over_k']:.3f})" if risk else ""
-    return finish(published, output, f"{request.method} with k={request.k}: wrote {report['output']['rows']} rows "
-                                     f"to {output.path}; SSE/SST {float(audit['information_loss']['sse_sst_percent']):.2f} %"
+    return finish(published, output, f"{request.method} with k={request.k}: wrote "
+                                     f"{plural(report['output']['rows'], 'row')} to {output.path}; SSE/SST {float(audit['information_loss']['sse_sst_percent']):.2f} %"
                                      f"{linked}")

@@ -33,6 +33,18 @@ def split(text: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip()) if text else ()
 
 
+def columns(text: str | None, parameter: str) -> tuple[str, ...]:
+    """A column list A,B,... (the value of the flag of ``parameter``), each column once: a name given
+    twice is refused naming the flag and the value (pandas would group on the column twice, or keep
+    it once, and a report would count it twice)."""
+    names = split(text)
+    repeated = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if repeated is not None:
+        raise InvalidParameterError(f"column {repeated!r} is given twice in {text!r}; give each column once",
+                                    parameter=parameter)
+    return names
+
+
 def pairs(items: Sequence[str], flag: str) -> dict[str, str]:
     """['A=x', 'B=y'] -> {'A': 'x', 'B': 'y'}; refuses an item that is not NAME=VALUE, and a NAME given
     twice (the last would win silently)."""
@@ -170,12 +182,13 @@ class TableRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> TableRequest:
         path, chosen = resolve_input(args, sample)
-        qi = split(args.qi) or (chosen.qi if chosen else ())
+        qi = columns(args.qi, "quasi_identifiers") or (chosen.qi if chosen else ())
         if not qi:
             raise MicroreleaseError(f"{FLAGS['quasi_identifiers']} is required: the quasi-identifier columns, in order")
         hierarchy_dir = getattr(args, "hierarchy_dir", None) or (str(chosen.folder) if chosen else None)
         # a command without --identifier / --sensitive / --hierarchy leaves them empty
-        return cls(path, qi, split(getattr(args, "identifier", "")), split(getattr(args, "sensitive", "")), args.sep,
+        return cls(path, qi, columns(getattr(args, "identifier", ""), "identifiers"),
+                   columns(getattr(args, "sensitive", ""), "sensitive"), args.sep,
                    pairs(getattr(args, "hierarchy", []), FLAGS["hierarchies"]), hierarchy_dir)
 
     @property
@@ -294,7 +307,7 @@ class ModelRequest:
         if not specs:
             return None
         flags = " / ".join(FLAGS[parameter] for parameter in models)
-        sensitive = split(args.sensitive)
+        sensitive = columns(args.sensitive, "sensitive")
         if len(sensitive) != 1:
             raise MicroreleaseError(f"{flags} need exactly one {FLAGS['sensitive']} attribute")
         if args.engine not in (None, "pandas"):
@@ -333,6 +346,11 @@ class OutputRequest:
     def from_args(cls, args: argparse.Namespace, *, parquet: bool = False) -> OutputRequest:
         """``parquet``: the command writes Parquet for an output named .parquet / .pq."""
         sep = getattr(args, "out_sep", None)
+        parent = Path(args.out).parent  # a mistyped folder is refused, not created
+        if not parent.is_dir():
+            problem = f"{parent} is not a folder" if parent.exists() else \
+                f"the folder {parent} does not exist; create it first"
+            raise MicroreleaseError(f"-o {args.out}: {problem} (nothing was written)")
         if sep is not None and parquet and output_format(args.out) == "parquet":  # no separator to set
             raise MicroreleaseError(f"{FLAGS['out_sep']} applies to a CSV output, not to the Parquet file {args.out}")
         return cls(args.out, "," if sep is None else sep, args.force, args.escape_formulas, args.json)

@@ -16,7 +16,7 @@ from microrelease.app.cli.options import (
     non_negative,
     split,
 )
-from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
+from microrelease.app.cli.output import finish, plural, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
 from microrelease.app.cli.search import k_map_answer, k_map_model
 from microrelease.core import MicroreleaseError
@@ -105,6 +105,6 @@ def run(request: ReleaseRequest) -> int:
     c = published.data["counts"]
     why = c["suppressed_by_reason"]
     return finish(published, output,
-                  f"released {c['released_rows']} of {c['input_rows']} rows at node {list(spec.node)} to "
+                  f"released {c['released_rows']} of {plural(c['input_rows'], 'row')} at node {list(spec.node)} to "
                   f"{output.path} ({c['suppressed_rows']} suppressed: {why['class_smaller_than_k']} in classes "
                   f"smaller than k, {why['class_failing_a_privacy_model']} in classes failing a privacy model)")

@@ -27,6 +27,7 @@ import pandas as pd
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import TableRequest, add_hierarchy_options, add_table_options, split
+from microrelease.app.cli.output import plural
 from microrelease.core import DataError, InvalidParameterError, MicroreleaseError, read_table
 from microrelease.core.data.dataset import resolve_hierarchies
 from microrelease.core.data.roles import Schema
@@ -232,11 +233,11 @@ def report(result: dict) -> str:
     """The figures as a short text a data steward reads."""
     qi, node, pop = ", ".join(result["qi"]), result["node"], result["population"]
     how = "as it is" if node is None else f"generalized to node {node['vector']}"
-    lines = [f"{result['data']}: {result['rows']:,} rows in {result['classes']:,} classes over {qi} ({how})"]
+    lines = [f"{result['data']}: {plural(result['rows'], 'row', spec=',')} in {plural(result['classes'], 'class', 'classes', spec=',')} over {qi} ({how})"]
     if node is not None:
         lines.append("  = " + ", ".join(f"{a}: {level}" for a, level in node["levels"].items()))
     if pop["source"] == "population table":
-        lines.append(f"population: {pop['file']}, {pop['rows']:,} rows (sampling fraction {pop['sampling_fraction']:.4g})")
+        lines.append(f"population: {pop['file']}, {plural(pop['rows'], 'row', spec=',')} (sampling fraction {pop['sampling_fraction']:.4g})")
     elif pop["source"] == "sampling fraction":
         lines.append(f"population: sampling fraction {pop['sampling_fraction']:.4g} (about {pop['rows']:,.0f} records; "
                      f"journalist = prosecutor: only {FLAGS['population']} gives class sizes in the population)")

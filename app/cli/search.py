@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
+from microrelease.app.cli.output import plural
 from microrelease.app.cli.progress import progress_bar
 from microrelease.core import POLICIES, build_model_profile
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
@@ -128,12 +129,12 @@ def run(request: SearchRequest) -> int:
     seconds = time.perf_counter() - started
     how = ("profiled" if choice.search == "profile" else
            f"searched ({found.nodes_evaluated:,} nodes evaluated, the pruned search)")
-    print(f"{dataset.n_rows} rows, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {lattice.size} "
+    print(f"{plural(dataset.n_rows, 'row')}, QIs {', '.join(dataset.quasi_identifiers)}; lattice of {lattice.size} "
           f"nodes (heights {list(lattice.heights)}) {how} in {seconds:.2f} s")
-    print(f"k = {found.k}, MaxSup = {found.max_sup} rows")
+    print(f"k = {found.k}, MaxSup = {plural(found.max_sup, 'row')}")
     if k_map:
         print(f"{k_map.describe()} against the population {request.k_map.population} "
-              f"({k_map.population.n_rows:,} rows)")
+              f"({plural(k_map.population.n_rows, 'row', spec=',')})")
     if limited:
         print(f"k-minimal set and Find_vector: not computed under {FLAGS['time_limit']} (a best-effort quality search)")
     else:

@@ -15,8 +15,8 @@ from microrelease.app.cli.options import (
     OutputRequest,
     add_hierarchy_options,
     add_output_options,
+    columns,
     pairs,
-    split,
 )
 from microrelease.app.cli.output import finish, protected_paths
 from microrelease.app.cli.progress import progress_bar
@@ -105,11 +105,12 @@ class SequentialRequest:
                 weights[name] = getattr(args, flag) if getattr(args, flag) is not None else DEFAULTS[flag]
         variant = args.variant or settings.get("variant") or DEFAULTS["variant"]
         relative_time = bool(args.relative_time or settings.get("relative_time", False))
-        return cls(args.config, args.entities, args.events, args.entity_id or "", split(args.qi),
-                   split(args.identifier), args.sequence_key or "", args.order_by or "", args.code or "",
+        return cls(args.config, args.entities, args.events, args.entity_id or "",
+                   columns(args.qi, "quasi_identifiers"), columns(args.identifier, "identifiers"),
+                   args.sequence_key or "", args.order_by or "", args.code or "",
                    args.code_hierarchy or "", pairs(args.hierarchy, FLAGS["hierarchies"]), args.hierarchy_dir, k,
-                   variant, split(args.keep), split(args.drop), weights, relative_time, OutputRequest.from_args(args),
-                   args.quiet)
+                   variant, columns(args.keep, "keep"), columns(args.drop, "drop"), weights, relative_time,
+                   OutputRequest.from_args(args), args.quiet)
 
 
 def _study_settings(config: str) -> dict:

@@ -247,6 +247,9 @@ def resolve_hierarchies(
     """One hierarchy per QI, in QI order: ``hierarchies[name]`` (object or ARX file), else a file of
     ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``)."""
     given = dict(hierarchies or {})
+    if hierarchy_dir is not None and not Path(hierarchy_dir).is_dir():  # else "no hierarchy ... in the folder"
+        problem = "is not a folder" if Path(hierarchy_dir).exists() else "does not exist"
+        raise DataError(f"the hierarchy folder {hierarchy_dir} {problem}", parameter="hierarchy_dir")
     unknown = [n for n in given if n not in schema.quasi_identifiers]
     if unknown:
         raise DataError(f"hierarchies given for column(s) {unknown} that are not QIs {list(schema.quasi_identifiers)}")

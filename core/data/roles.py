@@ -40,14 +40,15 @@ class Schema:
             raise DataError("at least one quasi-identifier is needed: 'quasi_identifiers' is empty",
                             parameter="quasi_identifiers")
         seen: dict[str, str] = {}
-        for role, names in (
-            ("quasi-identifier", self.quasi_identifiers),
-            ("identifier", self.identifiers),
-            ("sensitive", self.sensitive),
+        for role, parameter, names in (
+            ("quasi-identifier", "quasi_identifiers", self.quasi_identifiers),
+            ("identifier", "identifiers", self.identifiers),
+            ("sensitive", "sensitive", self.sensitive),
         ):
             for name in names:
-                if name in seen:
-                    raise DataError(f"column {name!r} is given twice (as {seen[name]} and as {role})")
+                if name in seen:  # the parameter of its second mention, where the user would fix it
+                    raise DataError(f"column {name!r} is given twice (as {seen[name]} and as {role})",
+                                    parameter=parameter)
                 seen[name] = role
 
     def role(self, column: str) -> AttributeRole:

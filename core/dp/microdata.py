@@ -78,10 +78,15 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
         try:
             if not sep or not sep2:
                 raise ValueError
-            out[name.strip()] = (float(lo), float(hi))
+            bound = (float(lo), float(hi))
         except ValueError:
             raise InvalidParameterError(f"each item of 'bounds' must be NAME=LO:HI; got {item!r}",
                                         parameter="bounds") from None
+        name = name.strip()
+        if name in out:  # the last would win silently
+            raise InvalidParameterError(f"the bounds of {name!r} are given twice ({out[name][0]:g}:{out[name][1]:g} "
+                                        f"and {rng.strip()}); bound each column once", parameter="bounds")
+        out[name] = bound
     return out
 
 
@@ -101,6 +106,11 @@ def check_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, fl
     bad = [a for a, (lo, hi) in zip(attributes, out, strict=True) if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi)]
     if bad:
         raise InvalidParameterError(f"bounds of {bad} must be finite with LO < HI", parameter="bounds")
+    wide = [f"{a}={lo:g}:{hi:g}" for a, (lo, hi) in zip(attributes, out, strict=True)
+            if not math.isfinite(float(hi) - float(lo))]
+    if wide:  # the sensitivity, HI - LO, would be inf
+        raise InvalidParameterError(f"the range of {', '.join(wide)} is too wide: HI - LO overflows a float",
+                                    parameter="bounds")
     return out
 
 

@@ -111,6 +111,9 @@ def _value_bins(values: np.ndarray, bounds, bins, cuts) -> tuple[np.ndarray, tup
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise InvalidParameterError(f"The 'bounds' parameter must be finite with lo < hi. Got {bounds!r} instead.",
                                     parameter="bounds")
+    if not math.isfinite(hi - lo):  # the bins' width would be inf: every edge at inf
+        raise InvalidParameterError(f"the range {lo:g}:{hi:g} is too wide: HI - LO overflows a float",
+                                    parameter="bounds")
     clamped = int(((values < lo) | (values > hi)).sum())
     edges = tuple(lo + (hi - lo) / bins * i for i in range(1, bins))
     # [lo, c1), [c1, c2), ..., [cm, hi]: the reported cuts are the edges used

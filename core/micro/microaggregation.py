@@ -208,7 +208,11 @@ def microaggregate(
     qi, confidential = tuple(qi), tuple(confidential)
     overlap = sorted(set(qi) & set(confidential))
     if overlap:
-        raise DataError(f"column(s) {overlap} are given both as QI and as confidential")
+        raise DataError(f"column(s) {overlap} are given both as QI and as confidential", parameter="confidential")
+    dropped = [c for c in identifiers if c in (*qi, *confidential)]
+    if dropped:  # an identifier is dropped from the output: it cannot also be released
+        role = "QI" if dropped[0] in qi else "confidential"
+        raise DataError(f"column(s) {dropped} are given both as identifier and as {role}", parameter="identifiers")
     unknown = [c for c in identifiers if c not in table.columns]
     if unknown:
         raise DataError(f"unknown identifier column(s) {unknown}")

@@ -216,7 +216,7 @@ def _refuse_foreign(target: Target, present: Sequence[Path]) -> None:
         raise OutputError(f"{target.audit} is not the audit its report {target.report.name} names, or changed since "
                           f"{TOOL} wrote it; it is never overwritten (nothing was written)")
     if not target.force:
-        raise OutputError(f"{target.path} holds a previous release, replaced only with 'force' (nothing was written)",
+        raise OutputError(f"{target.path} holds a previous release, replaced only when forced (nothing was written)",
                           parameter="force")
 
 

@@ -380,3 +380,138 @@ def test_an_epsilon_whose_noise_is_beyond_floating_point_is_refused(capsys, tmp_
 def test_a_subnormal_sampling_fraction_is_refused(capsys):
     code, _, err = run(capsys, "risk", "--sample", "samarati", "--sampling-fraction", "1e-320")
     assert code == 2 and "--sampling-fraction" in err and "at least 1e-15" in err
+
+
+# --- what an attacker review found (column lists, bounds, folders, wording) ---------------------------------
+
+EIA = str(microdata_sample("eia").path)
+HOSPITAL = sample("toy").folder.parent / "hospital"
+
+
+def sequential_args(tmp_path) -> list[str]:
+    h = HOSPITAL
+    return ["sequential", str(h / "patients.csv"), str(h / "visits.csv"), "--entity-id", "patient_id",
+            "--identifier", "name", "--sequence-key", "visit_id", "--order-by", "day", "--code", "code",
+            "--code-hierarchy", str(h / "hospital_hierarchy_code.csv"), "--hierarchy-dir", str(h), "--k", "5",
+            "-o", str(tmp_path / "seq"), "--force", "--quiet"]
+
+
+@pytest.mark.parametrize(("argv", "flag", "value"), [
+    (["check", "{small}", "--qi", "zip,zip", "--k", "2"], "--qi", "zip,zip"),
+    (["search", "{small}", "--qi", "zip", "--identifier", "age, age", "--k", "2"], "--identifier", "age, age"),
+    (["microaggregate", EIA, "--qi", "RESSALES,RESSALES", "--k", "3", "-o", "{out}", "--force", "--quiet"],
+     "--qi", "RESSALES,RESSALES"),
+    (["microaggregate", EIA, "--qi", "RESSALES", "--confidential", "COMSALES,COMSALES", "--k", "3", "-o", "{out}"],
+     "--confidential", "COMSALES,COMSALES"),
+    (["dp", EIA, "--attrs", "RESSALES,RESSALES", "--bounds", "RESSALES=0:10", "--epsilon", "1", "--method",
+      "record-noise", "-o", "{out}", "--force"], "--attrs", "RESSALES,RESSALES"),
+    (["dp", EIA, "--attrs", "RESSALES", "--bounds", "RESSALES=0:10", "--keep", "STATE,STATE", "--epsilon", "1",
+      "--method", "record-noise", "-o", "{out}"], "--keep", "STATE,STATE"),
+    (["dp", EIA, "--method", "ratio-closeness", "--qi", "RESSALES,COMSALES,RESSALES", "--confidential", "RESREVENUE",
+      "--epsilon", "1", "--k", "3", "-o", "{out}"], "--qi", "RESSALES,COMSALES,RESSALES"),
+])
+def test_a_column_named_twice_in_a_list_is_refused_naming_the_flag_and_the_value(tmp_path, capsys, argv, flag, value):
+    (tmp_path / "small.csv").write_text("zip,age\n1,2\n1,3\n")
+    argv = [a.replace("{small}", str(tmp_path / "small.csv")).replace("{out}", str(tmp_path / "o.csv")) for a in argv]
+    code, _, err = run(capsys, *argv)
+    name = value.split(",")[0].strip() if flag != "--qi" or "COMSALES" not in value else "RESSALES"
+    assert code == 2 and err == (f"microrelease: error: {flag}: column {name!r} is given twice in {value!r}; give "
+                                 "each column once\n")
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize(("extra", "flag"), [
+    (["--qi", "age,sex,zip,sex"], "--qi"), (["--qi", "age,sex,zip", "--drop", "cost,cost"], "--drop"),
+    (["--qi", "age,sex,zip", "--keep", "cost,cost"], "--keep"),
+])
+def test_sequential_refuses_a_column_named_twice(tmp_path, capsys, extra, flag):
+    code, _, err = run(capsys, *sequential_args(tmp_path), *extra)
+    assert code == 2 and err.startswith(f"microrelease: error: {flag}: column ") and "is given twice in" in err
+
+
+def test_a_column_in_two_roles_names_the_flag_of_its_second(tmp_path, capsys):
+    (tmp_path / "small.csv").write_text("zip,age\n1,2\n1,3\n")
+    code, _, err = run(capsys, "search", str(tmp_path / "small.csv"), "--qi", "zip", "--sensitive", "zip", "--k", "2")
+    assert code == 2 and err == ("microrelease: error: --sensitive: column 'zip' is given twice (as quasi-identifier "
+                                 "and as sensitive)\n")
+    code, _, err = run(capsys, "microaggregate", EIA, "--qi", "RESSALES", "--identifier", "RESSALES", "--k", "3",
+                       "-o", str(tmp_path / "m.csv"))
+    assert code == 2 and err == ("microrelease: error: --identifier: column(s) ['RESSALES'] are given both as "
+                                 "identifier and as QI\n")
+
+
+@pytest.mark.parametrize("bounds", [["--bounds", "RESSALES=0:10", "--bounds", "RESSALES=0:20"],
+                                    ["--bounds", "RESSALES=0:10,RESSALES=0:20"]])
+def test_a_column_bounded_twice_is_refused(tmp_path, capsys, bounds):
+    code, _, err = run(capsys, "dp", EIA, "--attrs", "RESSALES", *bounds, "--epsilon", "1", "--method",
+                       "record-noise", "-o", str(tmp_path / "d.csv"))
+    assert code == 2 and err == ("microrelease: error: --bounds: the bounds of 'RESSALES' are given twice (0:10 and "
+                                 "0:20); bound each column once\n")
+
+
+def test_bounds_given_in_two_flags_are_both_used(tmp_path, capsys):
+    code, out, err = run(capsys, "dp", EIA, "--attrs", "RESSALES,COMSALES", "--bounds", "RESSALES=0:10",
+                         "--bounds", "COMSALES=0:20", "--epsilon", "1", "--method", "record-noise", "--quiet",
+                         "-o", str(tmp_path / "d.csv"), "--json")
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("method", [["--attrs", "RESSALES", "--method", "record-noise"],
+                                    ["--qi", "COMSALES", "--confidential", "RESSALES", "--method", "ratio-closeness",
+                                     "--k", "3"]])
+def test_bounds_whose_width_overflows_are_refused_in_one_line(tmp_path, capsys, method):
+    code, _, err = run(capsys, "dp", EIA, *method, "--bounds", "RESSALES=-1e308:1e308", "--epsilon", "1",
+                       "-o", str(tmp_path / "d.csv"))
+    assert code == 2 and err.startswith("microrelease: error: --bounds: the range ") and err.count("\n") == 1
+    assert "-1e+308:1e+308 is too wide: HI - LO overflows a float" in err and "np." not in err
+
+
+def test_a_hierarchy_folder_that_is_a_file_or_missing_is_named(tmp_path, capsys):
+    (tmp_path / "small.csv").write_text("zip,age\n1,2\n1,3\n")
+    for folder, problem in ((tmp_path / "small.csv", "is not a folder"), (tmp_path / "nope", "does not exist")):
+        code, _, err = run(capsys, "search", str(tmp_path / "small.csv"), "--qi", "zip", "--k", "2",
+                           "--hierarchy-dir", str(folder))
+        assert code == 2 and err == f"microrelease: error: --hierarchy-dir: the hierarchy folder {folder} {problem}\n"
+
+
+def test_a_previous_release_says_force(tmp_path, capsys):
+    argv = ["dp", EIA, "--attrs", "RESSALES", "--bounds", "RESSALES=0:10", "--epsilon", "1", "--method",
+            "record-noise", "--quiet", "-o", str(tmp_path / "d.csv")]
+    assert run(capsys, *argv)[0] == 0
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.startswith("microrelease: error: --force: ") and "'force'" not in err
+    assert "replaced only when forced" in err
+
+
+def test_one_row_is_said_in_the_singular(tmp_path, capsys):
+    (tmp_path / "one.csv").write_text("zip,age\n1,2\n")
+    code, out, _ = run(capsys, "check", str(tmp_path / "one.csv"), "--qi", "zip", "--k", "1", "--limit", "0")
+    assert code == 0 and out.endswith("is 1-anonymous over zip (1 row, 1 class)\n")
+    code, out, _ = run(capsys, "risk", str(tmp_path / "one.csv"), "--qi", "zip")
+    assert code == 0 and ": 1 row in 1 class over zip" in out
+
+
+@pytest.mark.parametrize("command", ["dp", "sequential"])
+def test_an_output_in_a_missing_folder_is_refused_and_nothing_is_made(tmp_path, capsys, command):
+    (tmp_path / "file").write_text("x")
+    for parent, problem in ((tmp_path / "no" / "such", "the folder {} does not exist; create it first"),
+                            (tmp_path / "file", "{} is not a folder")):
+        out = str(parent / "out.csv")
+        argv = (["dp", EIA, "--attrs", "RESSALES", "--bounds", "RESSALES=0:10", "--epsilon", "1", "--method",
+                 "record-noise", "-o", out] if command == "dp" else
+                [*sequential_args(tmp_path)[:-4], "--qi", "age,sex,zip", "--drop", "cost", "-o", out])
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and err == f"microrelease: error: -o {out}: {problem.format(parent)} (nothing was written)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+@pytest.mark.parametrize(("extra", "flags"), [(["--identifier", "age"], "--identifier applies"),
+                                              (["--hierarchy", "age=x.csv", "--hierarchy-dir", "h"],
+                                               "--hierarchy / --hierarchy-dir apply")])
+def test_the_dashboard_on_a_sample_refuses_the_table_flags_it_would_ignore(capsys, monkeypatch, extra, flags):
+    import microrelease.app.serve as serve_module
+
+    monkeypatch.setattr(serve_module, "serve", lambda **_: pytest.fail("served"))
+    code, _, err = run(capsys, "app", "--sample", "toy", *extra)
+    assert code == 2 and err == (f"microrelease: error: {flags} to DATA or --qi only (a sample opens with its own "
+                                 "columns and hierarchies)\n")

@@ -1,7 +1,8 @@
 """Every command's every flag given bad and extreme values (a seeded, bounded fuzz over the parser):
 exit 0, or one line on stderr and exit 2 (``check``: 1 for a table that is not k-anonymous), never a
 traceback or a hang; a value that cannot be right (a word for a number, a choice not offered, a column
-or file that does not exist, a negative count) is refused, never run silently. The tally is printed."""
+or file that does not exist, a negative count, a column named twice in a list) is refused, never run
+silently; a path value lies inside pytest's tmp_path. The tally is printed."""
 
 from __future__ import annotations
 
@@ -25,11 +26,19 @@ NUMERIC = {"--k", "--max-sup", "--memory-budget", "--time-limit", "--threads", "
            "--w-relational", "--w-sequence", "--w-time", "--port", "--threshold", "--limit", "--memory-limit"}
 COLUMNS = {"--qi", "--identifier", "--sensitive", "--attrs", "--confidential", "--keep", "--drop", "--entity-id",
            "--sequence-key", "--order-by", "--code"}
+COLUMN_LISTS = {"--qi", "--identifier", "--sensitive", "--attrs", "--confidential", "--keep", "--drop"}
 PATHS = {"--hierarchy-dir", "--population", "--config", "--code-hierarchy"}
+# "{tmp}": pytest's tmp_path (a path value never writes outside it); "{column}": a column of the command's table
 VALUES = {"word": "abc", "nan": "nan", "negative": "-1", "negative share": "-5%", "empty": "", "huge": "1e999",
           "subnormal": "1e-320", "fraction": "2.5", "dash list": "-1,0,0", "column": "no_such_column",
-          "path": "/nonexistent/microrelease-fuzz/x", "quote": '"', "unicode": "é€", "zero": "0",
-          "large": "1000000000", "separator pair": "::"}
+          "path": "{tmp}/nonexistent/microrelease-fuzz/x", "quote": '"', "unicode": "é€", "zero": "0",
+          "large": "1000000000", "separator pair": "::", "repeated column": "{column},{column}"}
+COLUMN = {"search": "Race", "release": "Race", "check": "Race", "risk": "Race", "app": "age", "microaggregate": "RESSALES",
+          "dp": "RESSALES", "sequential": "age"}  # a column of each base command's table
+
+
+def value(command: str, kind: str, tmp: Path) -> str:
+    return VALUES[kind].replace("{tmp}", str(tmp)).replace("{column}", COLUMN[command])
 
 
 def must_refuse(flag: str, action: argparse.Action, kind: str) -> bool:
@@ -37,6 +46,8 @@ def must_refuse(flag: str, action: argparse.Action, kind: str) -> bool:
         return kind in ("word", "empty", "column")
     if flag in NUMERIC or flag.startswith("--max-") or flag in ("--l-diversity", "--t-closeness"):
         return kind in ("word", "nan", "negative", "negative share", "column", "unicode")
+    if flag in COLUMN_LISTS and kind == "repeated column":
+        return True
     if flag in COLUMNS:
         return kind == "column"
     if flag in PATHS:
@@ -73,7 +84,7 @@ def flags_of(parser: argparse.ArgumentParser) -> dict[str, dict[str, argparse.Ac
             for name, p in sub.choices.items()}
 
 
-# The cases an attack named (issue 26): always run.
+# The cases an attack named (issue 26), and a column named twice in every column list: always run.
 NAMED = [("search", "--k", "nan"), ("search", "--k", "large"), ("search", "--k", "fraction"), ("search", "--sep", "separator pair"),
          ("release", "--out-sep", "quote"), ("release", "--list-suppressed", "negative"),
          ("search", "--max-sup", "negative share"), ("release", "--node", "dash list"), ("dp", "--epsilon", "subnormal")]
@@ -82,10 +93,13 @@ NAMED = [("search", "--k", "nan"), ("search", "--k", "large"), ("search", "--k",
 def cases() -> list[tuple[str, str, str]]:
     every = [(command, flag, kind) for command, flags in flags_of(build_parser()).items()
              for flag in flags for kind in VALUES]
-    assert len(every) >= 1000 and set(NAMED) <= set(every)
-    rest = [c for c in every if c not in NAMED]
+    repeated = [(command, flag, "repeated column") for command, flags in flags_of(build_parser()).items()
+                for flag in flags if flag in COLUMN_LISTS]
+    assert len(every) >= 1000 and set(NAMED) <= set(every) and len(repeated) >= 20
+    always = NAMED + repeated
+    rest = [c for c in every if c not in always]
     random.Random(SEED).shuffle(rest)
-    chosen = NAMED + rest[: KINDS - len(NAMED)]
+    chosen = always + rest[: KINDS - len(NAMED)]
     assert {c for c, _, _ in chosen} == {c for c, _, _ in every}  # every command drawn
     return chosen
 
@@ -128,19 +142,21 @@ def test_every_flag_takes_bad_values_with_one_line_or_runs(tmp_path, monkeypatch
         assert escaped is None and code == 0, f"{' '.join(argv)}: exit {code}: {err or escaped}"
     tally, faults = Counter(), []
     for command, flag, kind in cases():
-        argv = [*bases[command], flag, VALUES[kind]]
+        argv = [*bases[command], flag, value(command, kind, tmp_path)]
         code, err, escaped = run_case(argv)
         lines = [line for line in err.splitlines() if line.strip()]
         errors = [line for line in lines if "error:" in line]
         refused = code == 2
         tally["refused" if refused else "ran" if code in (0, 1) else "other"] += 1
-        where = f"{' '.join(argv[:1])} {flag} {VALUES[kind]!r} ({kind})"
+        where = f"{' '.join(argv[:1])} {flag} {argv[-1]!r} ({kind})"
         if escaped is not None:
             faults.append(f"{where}: {type(escaped).__name__}: {escaped}")
         elif code not in (0, 2) and not (command == "check" and code == 1):
             faults.append(f"{where}: exit {code}")
         elif refused and (len(errors) != 1 or len(lines) != len([x for x in lines if "warning:" in x]) + 1):
             faults.append(f"{where}: not one line: {err!r}")
+        elif kind == "repeated column" and refused and flag not in errors[0]:
+            faults.append(f"{where}: the error does not name {flag}: {errors[0]!r}")
         elif must_refuse(flag, flags[command][flag], kind):
             tally["cannot be right"] += 1
             if not refused:

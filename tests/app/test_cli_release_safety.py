@@ -227,6 +227,7 @@ def test_a_signal_mid_write_removes_temporary_files_and_spill_folders(tmp_path, 
     spill = tmp_path / "spill"
     spill.mkdir()
     out = tmp_path / "out" / "release.csv"
+    out.parent.mkdir()  # -o refuses a missing folder
     env = {**os.environ, "TMPDIR": str(spill)}
     proc = run_cli("release", str(big), "--qi", ",".join(adult.qi), "--hierarchy-dir", str(adult.folder),
                    "--k", "5", "--max-sup", "1%", "--node", "0,4,0,1,3,2,0,1", "--memory-limit", "256MB",

@@ -248,3 +248,9 @@ def test_an_upload_s_separator_is_found_past_a_quoted_line_end_and_a_long_header
     names = "|".join(f"income (USD, {i:05d})" for i in range(4_000))  # longer than the 64,000-character sample
     state.load_csv((names + "\n" + "|".join(["1"] * 4_000) + "\n").encode(), "long.csv")
     assert state.table.shape == (1, 4_000) and "separator '|'" in state.message
+
+
+def test_one_row_and_one_column_are_said_in_the_singular(state):
+    view = DataView(state=state)
+    view.upload.value = {"one.csv": b"a\n1\n"}
+    assert state.message.startswith("Read 1 row × 1 column from one.csv")

@@ -156,6 +156,30 @@ def test_bad_or_missing_bounds_name_bounds():
     assert_names(caught, "bounds", "no declared bounds for ['b']")
 
 
+def test_bounds_given_twice_or_too_wide_name_bounds():
+    with pytest.raises(InvalidParameterError) as caught:
+        parse_bounds("a=0:1,b=0:2,a=0:3")
+    assert_names(caught, "bounds", "the bounds of 'a' are given twice (0:1 and 0:3); bound each column once")
+    with pytest.raises(InvalidParameterError) as caught:
+        check_bounds(["a"], {"a": (-1e308, 1e308)})  # finite ends, an infinite sensitivity
+    assert_names(caught, "bounds", "the range of a=-1e+308:1e+308 is too wide: HI - LO overflows a float")
+
+
+def test_a_hierarchy_folder_that_is_not_one_names_hierarchy_dir(tmp_path):
+    df = pd.DataFrame({"a": ["1", "2"]})
+    (tmp_path / "f.csv").write_text("x")
+    for folder, problem in ((tmp_path / "f.csv", "is not a folder"), (tmp_path / "no", "does not exist")):
+        with pytest.raises(DataError) as caught:
+            load_dataset(df, qi=["a"], hierarchy_dir=folder)
+        assert_names(caught, "hierarchy_dir", f"the hierarchy folder {folder} {problem}")
+
+
+def test_a_column_in_two_roles_names_the_parameter_of_its_second():
+    with pytest.raises(DataError) as caught:
+        Schema(quasi_identifiers=("a",), identifiers=("b",), sensitive=("b",))
+    assert_names(caught, "sensitive", "column 'b' is given twice (as identifier and as sensitive)")
+
+
 def test_ir_swap_without_confidential_attributes_names_confidential():
     with pytest.raises(DataError) as caught:
         microaggregate(pd.DataFrame({"x": ["1", "2", "3", "4"]}), qi=["x"], k=2, method="ir-swap")

@@ -136,7 +136,9 @@ class DataState(param.Parameterized):
             self.roles = {c: "insensitive" for c in table.columns}
         blank = table.attrs.get("blank_lines_skipped", 0)
         skipped = f"; {blank:,} blank line(s) skipped" if blank else ""
-        self._say(f"Read {len(table):,} rows × {len(table.columns):,} columns from {filename} "
+        rows, columns = len(table), len(table.columns)
+        self._say(f"Read {rows:,} row{'' if rows == 1 else 's'} × {columns:,} column{'' if columns == 1 else 's'} "
+                  f"from {filename} "
                   f"(separator {sep!r}{skipped}).")
 
     @property
