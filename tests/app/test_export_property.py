@@ -138,6 +138,7 @@ def test_dashboard_export_and_cli_release_write_the_same_release(example, data):
             assert not e.message.startswith("Privacy models not applied"), e.message
         satisfying = [int(i) for i in e.answer.satisfying.nonzero()[0]]
         out = folder / "out" / "release.csv"
+        out.parent.mkdir(exist_ok=True)  # the command line writes into a folder that exists
         event(f"model {model[0] if model else None}, {'a satisfying node' if satisfying else 'no satisfying node'}")
         if not satisfying:  # nothing to release: both refuse, nothing is written
             e.selected = e.lattice.size - 1
