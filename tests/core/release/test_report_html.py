@@ -332,3 +332,14 @@ def test_the_why_gives_the_figure_the_policy_chose_by(policy, samarati, tmp_path
     assert decision["score"] == pytest.approx(abs(expected))  # max-distribution scores -distinct: lower preferred
     assert policy in decision["why"] and f"{decision['score']:.6g}" in decision["why"]
     assert f"{decision['score']:.6g}" in html_path(tmp_path / "out.csv").read_text()
+
+
+def test_the_suppressed_rows_are_split_by_reason_as_the_counts_are_made():
+    """A class smaller than k that also fails a model is counted with the model's: the labels say so."""
+    from microrelease.core.release.report_html import rows_section
+
+    counts = {"input_rows": 41, "released_rows": 40, "suppressed_rows": 1, "suppressed_by_reason": {
+        "class_smaller_than_k": 0, "class_failing_a_privacy_model": 1, "by_model": {"0.5-closeness": 1}}}
+    page = str(rows_section({"counts": counts}))
+    assert "in classes smaller than k that pass every model" in page
+    assert "in classes failing a privacy model (of any size)" in page
