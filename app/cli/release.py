@@ -107,4 +107,4 @@ def run(request: ReleaseRequest) -> int:
     return finish(published, output,
                   f"released {c['released_rows']} of {plural(c['input_rows'], 'row')} at node {list(spec.node)} to "
                   f"{output.path} ({c['suppressed_rows']} suppressed: {why['class_smaller_than_k']} in classes "
-                  f"smaller than k, {why['class_failing_a_privacy_model']} in classes failing a privacy model)")
+                  f"smaller than k, {why['class_failing_a_privacy_model']} in larger classes failing a privacy model)")

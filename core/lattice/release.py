@@ -110,13 +110,17 @@ class NodeSuppression:
         return out
 
     def counts(self, n_rows: int) -> dict:
-        any_model = self.suppressed & ~self.small
+        """The suppressed rows by reason, for the report. A class smaller than k is counted under k
+        whatever else it fails: charged to a model when it also failed one, its reason would say how far
+        its sensitive values are from the table's (for a two-valued attribute, which value a suppressed
+        outlier held). Only classes of k rows or more are counted under the models they fail."""
+        below_k = self.suppressed & (self.sizes < self.k)
         total = int(self.sizes[self.suppressed].sum())
         return {"input_rows": n_rows, "released_rows": n_rows - total, "suppressed_rows": total,
                 "suppressed_by_reason": {
-                    "class_smaller_than_k": int(self.sizes[self.small].sum()),
-                    "class_failing_a_privacy_model": int(self.sizes[any_model].sum()),
-                    "by_model": {m: int(self.sizes[f].sum()) for m, f in self.failing.items()}}}
+                    "class_smaller_than_k": int(self.sizes[below_k].sum()),
+                    "class_failing_a_privacy_model": int(self.sizes[self.suppressed & ~below_k].sum()),
+                    "by_model": {m: int(self.sizes[f & ~below_k].sum()) for m, f in self.failing.items()}}}
 
 
 def node_suppression(data: FrequencySource, node: Sequence[int], criteria: Criteria) -> NodeSuppression:

@@ -183,8 +183,8 @@ def rows_section(r: Mapping) -> Safe:
     c = r["counts"]
     why = c["suppressed_by_reason"]
     rows = [("Input rows", c["input_rows"]), ("Released rows", c["released_rows"]),
-            ("Suppressed rows", c["suppressed_rows"]), ("… in classes smaller than k that pass every model", why["class_smaller_than_k"]),
-            ("… in classes failing a privacy model (of any size)", why["class_failing_a_privacy_model"]),
+            ("Suppressed rows", c["suppressed_rows"]), ("… in classes smaller than k", why["class_smaller_than_k"]),
+            ("… in classes of k rows or more failing a privacy model", why["class_failing_a_privacy_model"]),
             *((f"… failing {m}", v) for m, v in why["by_model"].items())]
     listed = r.get("suppressed", {})
     body = [pairs(rows)]

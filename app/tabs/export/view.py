@@ -67,7 +67,7 @@ class ExportView(pn.viewable.Viewer):
             f"Writes <span id='export-released'>{c['released_rows']}</span> of {c['input_rows']} rows; "
             f"suppressed <span id='export-suppressed'>{c['suppressed_rows']}</span>: "
             f"{why['class_smaller_than_k']} in classes smaller than k, "
-            f"{why['class_failing_a_privacy_model']} in classes failing a privacy model{by_model}.")
+            f"{why['class_failing_a_privacy_model']} in larger classes failing a privacy model{by_model}.")
 
     def __panel__(self):
         return pn.Column("### Export", self.note, self.counts, self.refusal, self.escape, self.publish_reference,
