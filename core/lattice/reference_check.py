@@ -189,12 +189,11 @@ def _released_file(report: Mapping, report_path: Path, data_path) -> Path:
         raise VerificationError(f"output.files: expected a list naming the released file, got {_short(files)}")
     path = Path(data_path) if data_path else report_path.parent / Path(files[0]["name"]).name
     stated = files[0].get("checksum")
-    if stated is not None:
-        if not isinstance(stated, str):
-            raise VerificationError(f"output.files[0].checksum: expected text, got {_short(stated)}")
-        if file_checksum(path) != stated:
-            raise VerificationError(f"{path.name}: its SHA-256 is not the report's output.files[0].checksum (not the "
-                                    "released file, or changed since)")
+    if not isinstance(stated, str):  # every release's report gives it: without it, any file would pass
+        raise VerificationError(f"output.files[0].checksum: expected the released file's SHA-256, got {_short(stated)}")
+    if file_checksum(path) != stated:
+        raise VerificationError(f"{path.name}: its SHA-256 is not the report's output.files[0].checksum (not the "
+                                "released file, or changed since)")
     return path
 
 
@@ -271,9 +270,9 @@ def _stated_figures(section: Mapping, model: TCloseness, classes: int, own: np.n
     """The report's figures for ``model`` must be the file's (and the input's, when checked)."""
     name = model.describe()
     figures = section.get("models", {}).get(name) if isinstance(section.get("models"), Mapping) else None
-    if figures is None:
-        return
     field = f"reference_distribution.models[{name!r}]"
+    if figures is None:  # the model the report claims must have its figures, or the claim goes unchecked
+        raise VerificationError(f"{field}: missing (the report claims {name} but gives no figures for it)")
     if not isinstance(figures, Mapping):
         raise VerificationError(f"{field}: expected an object, got {_short(figures)}")
     limit = model.t + TOLERANCE
@@ -286,11 +285,16 @@ def _stated_figures(section: Mapping, model: TCloseness, classes: int, own: np.n
         said = figures.get(key)
         if key == "worst_vs_reference" and said is None and "worst_vs_reference" in figures:
             continue  # left out of a report without counts: it would give them
-        if isinstance(said, bool) or not isinstance(said, int | float) or abs(said - value) > FIGURES:
+        # not (|a - b| <= ε): a NaN stated figure fails too
+        if isinstance(said, bool) or not isinstance(said, int | float) or not abs(said - value) <= FIGURES:
             raise VerificationError(f"{field}.{key}: the report says {_short(said)}, recomputed {value:.6g}")
 
 
 def _read(path: Path, sep: str | None, fmt: str) -> pd.DataFrame:
     if fmt == "parquet":
-        return pd.read_parquet(path).astype(str)
+        try:
+            return pd.read_parquet(path).astype(str)
+        except Exception as exc:  # pyarrow's errors for a file that is not Parquet
+            raise VerificationError(f"{path.name} is not a readable Parquet file (output.format says parquet): "
+                                    f"{' '.join(str(exc).split())[:200]}") from None
     return read_table(path, sep=sep)

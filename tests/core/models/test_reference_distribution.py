@@ -197,12 +197,23 @@ def test_a_file_that_is_not_the_released_one_is_refused(adult, tmp_path):
     one_line(r"other.csv: its SHA-256 is not the report's output.files\[0\].checksum", adult["tmp"] / "out.report.json",
              other)
     no_checksum = edited(adult, tmp_path, lambda r: r["output"]["files"][0].pop("checksum"))
-    one_line(r"other.csv: 27117 rows, the report's output.rows says 27118", no_checksum, other)  # 30,162 - 3,044
+    one_line(r"output.files\[0\].checksum: expected the released file's SHA-256, got None", no_checksum, other)
     # the input given must be this release's input
     changed = tmp_path / "input.csv"
     adult["dataset"].table.iloc[:-1].to_csv(changed, index=False)
     one_line(r"input.csv: its SHA-256 is not the report's input.checksum", adult["tmp"] / "out.report.json",
              input=changed)
+
+
+def test_a_claimed_model_without_figures_or_with_a_nan_figure_is_refused(adult, tmp_path):
+    name = next(iter(adult["report"]["reference_distribution"]["models"]))
+    gone = edited(adult, tmp_path, lambda r: r["reference_distribution"]["models"].clear())
+    one_line(r"reference_distribution.models\[.*\]: missing \(the report claims", gone)
+    nan = edited(adult, tmp_path, lambda r: r["reference_distribution"]["models"][name].update(
+        worst_vs_released_file=float("nan")))
+    one_line(r"worst_vs_released_file: the report says nan", nan)
+    parquet = edited(adult, tmp_path, lambda r: r["output"].update(format="parquet"))
+    one_line(r"is not a readable Parquet file \(output.format says parquet\)", parquet)
 
 
 @pytest.mark.parametrize(("edit", "match"), [
