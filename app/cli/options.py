@@ -33,6 +33,20 @@ def split(text: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip()) if text else ()
 
 
+def node_levels(text: str | None) -> tuple[int, ...] | None:
+    """``--node 0,4,1`` -> (0, 4, 1); None when not given. An empty item is refused with the rest: dropped,
+    it would shift the levels onto the wrong QIs."""
+    if not text:
+        return None
+    items = [t.strip() for t in text.split(",")]
+    try:
+        if "" in items:
+            raise ValueError
+        return tuple(int(x) for x in items)
+    except ValueError:
+        raise InvalidParameterError(f"expects levels like 0,4,1; got {text!r}", parameter="node") from None
+
+
 def columns(text: str | None, parameter: str) -> tuple[str, ...]:
     """A column list A,B,... (the value of the flag of ``parameter``), each column once: a name given
     twice is refused naming the flag and the value (pandas would group on the column twice, or keep

@@ -13,8 +13,8 @@ from microrelease.app.cli.options import (
     OutputRequest,
     add_k_map_options,
     add_output_options,
+    node_levels,
     non_negative,
-    split,
 )
 from microrelease.app.cli.output import finish, plural, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
@@ -39,20 +39,11 @@ class ReleaseRequest(LatticeRequest):
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReleaseRequest:
-        return super().from_args(args, node=_node(args.node), output=OutputRequest.from_args(args, parquet=True),
+        return super().from_args(args, node=node_levels(args.node), output=OutputRequest.from_args(args, parquet=True),
                                  list_suppressed=args.list_suppressed,
                                  sampling_fraction=None if args.sampling_fraction is None
                                  else check_share(args.sampling_fraction, "sampling_fraction"),  # before any work
                                  k_map=KMapRequest.from_args(args), publish_reference=args.publish_reference)
-
-
-def _node(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in split(text))
-    except ValueError:
-        raise MicroreleaseError(f"{FLAGS['node']} expects levels like 0,4,1; got {text!r}") from None
 
 
 Request = ReleaseRequest  # what main() parses the Namespace into, once

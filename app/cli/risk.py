@@ -26,7 +26,12 @@ import numpy as np
 import pandas as pd
 
 from microrelease.app.cli.flags import FLAGS
-from microrelease.app.cli.options import TableRequest, add_hierarchy_options, add_table_options, split
+from microrelease.app.cli.options import (
+    TableRequest,
+    add_hierarchy_options,
+    add_table_options,
+    node_levels,
+)
 from microrelease.app.cli.output import plural
 from microrelease.core import DataError, InvalidParameterError, MicroreleaseError, read_table
 from microrelease.core.data.dataset import resolve_hierarchies
@@ -60,7 +65,7 @@ class RiskRequest:
         if args.sampling_fraction is not None:
             _share(args.sampling_fraction, "sampling_fraction", "the share of the population the data holds")
         _share(args.threshold, "threshold", "the risk a record may have without counting as at risk")
-        node = _node(args.node)
+        node = node_levels(args.node)
         if node is None and (args.hierarchy or args.hierarchy_dir):  # refused, not ignored
             raise MicroreleaseError(f"{FLAGS['hierarchies']} / {FLAGS['hierarchy_dir']} apply with "
                                     f"{FLAGS['node']} only (the table as it is needs no hierarchy)")
@@ -71,15 +76,6 @@ class RiskRequest:
 def _share(value: float, parameter: str, meaning: str) -> None:
     if not 0 < value <= 1:  # also refuses nan
         raise InvalidParameterError(f"must be in (0, 1] ({meaning}). Got {value!r} instead.", parameter=parameter)
-
-
-def _node(text: str | None) -> tuple[int, ...] | None:
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in split(text))
-    except ValueError:
-        raise InvalidParameterError(f"expects levels like 0,4,1; got {text!r}", parameter="node") from None
 
 
 Request = RiskRequest  # what main() parses the Namespace into, once

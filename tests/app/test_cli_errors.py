@@ -515,3 +515,12 @@ def test_the_dashboard_on_a_sample_refuses_the_table_flags_it_would_ignore(capsy
     code, _, err = run(capsys, "app", "--sample", "toy", *extra)
     assert code == 2 and err == (f"microrelease: error: {flags} to DATA or --qi only (a sample opens with its own "
                                  "columns and hierarchies)\n")
+
+
+@pytest.mark.parametrize("command", ["release", "risk"])
+@pytest.mark.parametrize("node", ["1,,0", "1,x,0", "1,0,"])
+def test_a_node_with_an_empty_or_bad_level_is_refused_the_same_way_by_every_command(tmp_path, capsys, command, node):
+    out = ["--k", "2", "-o", str(tmp_path / "out.csv")] if command == "release" else []
+    code, _, err = run(capsys, command, "--sample", "toy", "--node", node, *out)
+    assert code == 2 and err == f"microrelease: error: --node: expects levels like 0,4,1; got {node!r}\n"
+    assert not list(tmp_path.iterdir())  # nothing written
