@@ -37,6 +37,7 @@ from microrelease.core.exceptions import (
     InvalidParameterError,
     MicroreleaseError,
     NoSolutionError,
+    PrivacyWarning,
     VerificationError,
 )
 from microrelease.core.lattice.distance_vectors import Lattice, Node
@@ -94,6 +95,7 @@ __all__ = [
     "LatticeProfile",
     "MicroreleaseError",
     "NoSolutionError",
+    "PrivacyWarning",
     "NodeRelease",
     "Node",
     "OutputOptions",

@@ -65,3 +65,8 @@ class EngineError(MicroreleaseError):
 
 class OutputError(MicroreleaseError):
     """An output cannot be written: a path that is not ours, a full disk, a folder we may not write."""
+
+
+class PrivacyWarning(UserWarning):
+    """Something weakens or wastes the privacy guarantee (clamped values, a k that cannot help, columns
+    released as is). A warning, not an error: the release is still what was asked for."""

@@ -284,3 +284,21 @@ def test_every_package_folder_is_listed_for_the_wheel():
             rel = init.parent.relative_to(base)
             found.add(".".join([package, *rel.parts]) if rel.parts else package)
     assert found == listed
+
+
+def test_every_public_exception_and_warning_of_core_is_defined_in_core_exceptions():
+    """One place for what core raises or warns (a reader and a front end find them all there); private
+    control-flow exceptions (a leading underscore) stay beside the code that catches them."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import microrelease.core as core
+
+    elsewhere = []
+    for info in pkgutil.walk_packages(core.__path__, "microrelease.core."):
+        module = importlib.import_module(info.name)
+        elsewhere += [f"{info.name}.{name}" for name, obj in vars(module).items()
+                      if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == info.name
+                      and not name.startswith("_") and info.name != "microrelease.core.exceptions"]
+    assert not elsewhere, elsewhere

@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
-from microrelease.core.exceptions import DataError, InvalidParameterError
+from microrelease.core.exceptions import DataError, InvalidParameterError, PrivacyWarning
 from microrelease.core.micro.information_loss import InformationLoss, information_loss
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
@@ -63,10 +63,6 @@ DP_METHODS = {
 }
 RENAMED = {"insensitive-mdav": "fixed-order-blocks"}  # old name -> what it is called now (said in the error)
 NOT_RELEASED_NOTE = "not released (name it in keep to release it without protection)"
-
-
-class PrivacyWarning(UserWarning):
-    """Something weakens or wastes the privacy guarantee (clamped values, a k that cannot help)."""
 
 
 def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
