@@ -115,7 +115,7 @@ def _generalize(frame: pd.DataFrame, hierarchies: tuple[Hierarchy, ...], node: t
     for (name, values), h, level in zip(frame.items(), hierarchies, node, strict=True):
         if (values == MISSING).any():
             h = h.with_missing()
-        out[name] = np.asarray(h.labels[level], dtype=object)[h.codes[level][h.encode(values)]]
+        out[name] = h.generalize(values, level)
     return pd.DataFrame(out, index=frame.index)
 
 

@@ -97,8 +97,8 @@ class Hierarchy:
     def generalize(self, values: Iterable[str], level: int) -> list[str]:
         """Each value's generalization at ``level`` (values must be ground values)."""
         self._check_level(level)
-        codes = self.encode(list(values))
-        return [self.labels[level][c] for c in self.codes[level, codes]]
+        codes = self.encode(values if isinstance(values, pd.Series) else list(values))
+        return np.asarray(self.labels[level], dtype=object)[self.codes[level][codes]].tolist()
 
     def encode(self, values: Sequence[str] | pd.Series) -> np.ndarray:
         """Ground codes of ``values``; raises CoverageError listing the values not in the hierarchy."""
