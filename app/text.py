@@ -30,3 +30,9 @@ def shown_html(value: object) -> str:
 def tabulator_titles(frame) -> dict[str, str]:
     """Column titles of ``frame`` for a Tabulator, which renders a title as HTML (empty without a frame)."""
     return {} if frame is None else {c: shown_html(c) for c in frame.columns}
+
+
+def plural(n: int, word: str, many: str | None = None, *, spec: str = "") -> str:
+    """``n`` and ``word``, in the plural unless ``n`` is 1 (``spec``: the format of ``n``): plural(1, "row")
+    -> '1 row', plural(4092, "row", spec=",") -> '4,092 rows', plural(2, "class", "classes") -> '2 classes'."""
+    return f"{n:{spec}} {word if n == 1 else many or word + 's'}"

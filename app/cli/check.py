@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.options import TableRequest, add_table_options, non_negative
-from microrelease.app.cli.output import plural
+from microrelease.app.text import plural
 from microrelease.core import check_k_anonymity, read_table
 from microrelease.core.exceptions import DataError, InvalidParameterError
 

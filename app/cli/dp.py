@@ -23,8 +23,9 @@ from microrelease.app.cli.options import (
     split,
     warn_if_seeded,
 )
-from microrelease.app.cli.output import finish, plural
+from microrelease.app.cli.output import finish
 from microrelease.app.cli.progress import progress_bar
+from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
@@ -101,8 +102,7 @@ class DPRequest:
                 raise MicroreleaseError(f"{FLAGS['bounds']} is only for the confidential attribute's equal-width "
                                         f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
             return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, columns(args.keep, "keep"),
-                       False, None,
-                       qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
+                       False, None, qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
                        output=OutputRequest.from_args(args), quiet=args.quiet)
         for name, given in (("quasi_identifiers", args.qi), ("confidential", args.confidential), ("cuts", args.cuts)):
             if given:
@@ -115,8 +115,7 @@ class DPRequest:
             name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
         return cls(path, attributes, bounds, args.epsilon, args.method, args.noise or "laplace", args.k, identifiers,
                    columns(args.keep, "keep"), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins,
-                   cuts=None,
-                   sep=args.sep, output=OutputRequest.from_args(args), quiet=args.quiet)
+                   cuts=None, sep=args.sep, output=OutputRequest.from_args(args), quiet=args.quiet)
 
 
 Request = DPRequest  # what main() parses the Namespace into, once

@@ -22,8 +22,9 @@ from microrelease.app.cli.options import (
     split,
     warn_if_seeded,
 )
-from microrelease.app.cli.output import finish, plural
+from microrelease.app.cli.output import finish
 from microrelease.app.cli.progress import progress_bar
+from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample

@@ -19,12 +19,6 @@ from microrelease.core.lattice.reference import figures_line
 from microrelease.core.release import Published
 
 
-def plural(n: int, word: str, many: str | None = None, *, spec: str = "") -> str:
-    """``n`` and ``word``, in the plural unless ``n`` is 1 (``spec``: the format of ``n``): plural(1, "row")
-    -> '1 row', plural(4092, "row", spec=",") -> '4,092 rows', plural(2, "class", "classes") -> '2 classes'."""
-    return f"{n:{spec}} {word if n == 1 else many or word + 's'}"
-
-
 def protected_paths(inputs: Iterable[str | Path | None], hierarchy_dir: str | Path | None = None,
                     attributes: Iterable[str] = ()) -> list[Path]:
     """The inputs and hierarchy files of a command: a release never overwrites or holds them."""

@@ -16,9 +16,10 @@ from microrelease.app.cli.options import (
     node_levels,
     non_negative,
 )
-from microrelease.app.cli.output import finish, plural, protected_paths, refuse_hierarchy_names
+from microrelease.app.cli.output import finish, protected_paths, refuse_hierarchy_names
 from microrelease.app.cli.progress import progress_bar
 from microrelease.app.cli.search import k_map_answer, k_map_model
+from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError
 from microrelease.core.lattice.release import NodeRelease, OutputOptions
 from microrelease.core.release import file_target

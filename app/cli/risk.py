@@ -32,7 +32,7 @@ from microrelease.app.cli.options import (
     add_table_options,
     node_levels,
 )
-from microrelease.app.cli.output import plural
+from microrelease.app.text import plural
 from microrelease.core import DataError, InvalidParameterError, MicroreleaseError, read_table
 from microrelease.core.data.dataset import resolve_hierarchies
 from microrelease.core.data.roles import Schema

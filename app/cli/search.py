@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.cli.lattice import LatticeRequest, Rows, add_lattice_options, answer, read_rows
 from microrelease.app.cli.options import KMapRequest, add_k_map_options
-from microrelease.app.cli.output import plural
 from microrelease.app.cli.progress import progress_bar
+from microrelease.app.text import plural
 from microrelease.core import POLICIES, build_model_profile
 from microrelease.core.lattice.hierarchies import describe_levels, describe_vector
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile, read_population

@@ -72,6 +72,15 @@ def detect_separator(sample: str) -> str:
     return best
 
 
+def file_separator(path: str | Path) -> str:
+    """The separator of the CSV file at ``path`` (:func:`detect_separator` on its :func:`separator_sample`)."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as fh:
+            return detect_separator(separator_sample(fh))
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV with every cell as text; a file breaking the reading rule of
     :mod:`microrelease.core.data.reading` raises its DataError (the same one every engine raises).
@@ -82,8 +91,7 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     if not path.is_file():
         raise DataError(f"data file not found: {path}")
     if sep is None:
-        with open(path, encoding="utf-8-sig", errors="replace") as fh:
-            sep = detect_separator(separator_sample(fh))
+        sep = file_separator(path)
     shape = check_csv(path, sep)  # before pandas, which forgives ragged rows and NUL bytes
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")

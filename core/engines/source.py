@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.data.dataset import detect_separator, frame_checksum, separator_sample
+from microrelease.core.data.dataset import file_separator, frame_checksum
 from microrelease.core.data.reading import check_csv, check_names
 from microrelease.core.exceptions import DataError
 
@@ -82,11 +82,7 @@ class Source:
             if not p.is_file():
                 raise DataError(f"data file not found: {p}")
         if fmt == "csv" and sep is None:
-            try:
-                with open(paths[0], encoding="utf-8-sig", errors="replace") as fh:
-                    sep = detect_separator(separator_sample(fh))
-            except OSError as exc:
-                raise DataError(f"cannot read {paths[0]}: {exc.strerror}") from None
+            sep = file_separator(paths[0])
         return cls(paths, fmt, sep or ",")
 
     @property

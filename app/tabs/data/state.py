@@ -24,6 +24,7 @@ import param
 
 from microrelease.app.explorer.large import large_lattice
 from microrelease.app.explorer.state import Explorer
+from microrelease.app.text import plural
 from microrelease.core import Dataset, Hierarchy, build_profile, dates, intervals, masking, read_arx, taxonomy
 from microrelease.core.data.dataset import LONGEST_SAMPLE, detect_separator, read_table, separator_sample
 from microrelease.core.data.roles import AttributeRole, Schema
@@ -137,8 +138,7 @@ class DataState(param.Parameterized):
         blank = table.attrs.get("blank_lines_skipped", 0)
         skipped = f"; {blank:,} blank line(s) skipped" if blank else ""
         rows, columns = len(table), len(table.columns)
-        self._say(f"Read {rows:,} row{'' if rows == 1 else 's'} × {columns:,} column{'' if columns == 1 else 's'} "
-                  f"from {filename} "
+        self._say(f"Read {plural(rows, 'row', spec=',')} × {plural(columns, 'column', spec=',')} from {filename} "
                   f"(separator {sep!r}{skipped}).")
 
     @property
