@@ -10,7 +10,7 @@ __all__ = ["Dashboard", "Explorer", "create_app", "lattice_view", "serve", "trad
 
 def __getattr__(name: str):
     if name == "Explorer":
-        from microrelease.app.explorer.state import Explorer
+        from microrelease.app.explorer.explorer import Explorer
 
         return Explorer
     if name == "serve":

@@ -1,7 +1,7 @@
 """The dashboard: one ``create_app()`` per browser session, the same object inline in Jupyter.
 
 The page is the sidebar (step 2, the question), the summary line and one tab per entry of
-:data:`microrelease.app.tabs.registry.TABS`, in the order of a decision (1 Data, 3 Explore, 4 Decide,
+:data:`microrelease.app.tabs.tab_registry.TABS`, in the order of a decision (1 Data, 3 Explore, 4 Decide,
 then the tabs that stand aside); each tab opens with one line saying what it needs and what it shows.
 Served: ``microrelease app`` (see :mod:`microrelease.app.serve`). In a notebook::
 
@@ -19,18 +19,18 @@ import panel as pn
 import param
 
 from microrelease.app.explorer.details import NodeDetails
-from microrelease.app.explorer.k_map import PopulationTable
+from microrelease.app.explorer.explorer import Explorer
+from microrelease.app.explorer.headline import Summary
 from microrelease.app.explorer.large import Searcher, large_lattice
+from microrelease.app.explorer.population import PopulationTable
 from microrelease.app.explorer.sidebar import QUESTION, Sidebar
-from microrelease.app.explorer.state import Explorer
-from microrelease.app.explorer.summary import Summary
 from microrelease.app.shared import kernel_strategy
-from microrelease.app.tabs.data.view import page_hand_back, page_hold
-from microrelease.app.tabs.lattice.state import LatticeState
-from microrelease.app.tabs.lattice.view import LatticeView
-from microrelease.app.tabs.registry import OPENING_TAB, TABS, TabContext
-from microrelease.app.tabs.tradeoff.state import TradeoffState
-from microrelease.app.tabs.tradeoff.view import TradeoffView
+from microrelease.app.tabs.data.data_view import page_hand_back, page_hold
+from microrelease.app.tabs.lattice.lattice_state import LatticeState
+from microrelease.app.tabs.lattice.lattice_view import LatticeView
+from microrelease.app.tabs.tab_registry import OPENING_TAB, TABS, TabContext
+from microrelease.app.tabs.tradeoff.tradeoff_state import TradeoffState
+from microrelease.app.tabs.tradeoff.tradeoff_view import TradeoffView
 from microrelease.app.wide import GENERATED, generated_sample
 from microrelease.core import Dataset, LatticeProfile, build_profile, load_sample
 from microrelease.core.data.samples import SAMPLES

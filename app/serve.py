@@ -20,8 +20,8 @@ from tornado.web import RequestHandler
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.main import create_app, warm_sample
 from microrelease.app.shared import WarmUp
-from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES
-from microrelease.app.tabs.registry import TABS
+from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES
+from microrelease.app.tabs.tab_registry import TABS
 from microrelease.core import Dataset, InvalidParameterError
 
 log = logging.getLogger(__name__)
@@ -158,7 +158,7 @@ def quiet_when_a_page_left(loop, context: dict) -> None:
 def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", dataset: Dataset | None = None,
           show: bool = False, allowed_hosts: Sequence[str] = (), population=None):
     """Serve the app (one fresh Dashboard per session) to the Host names ``served_hosts`` lists; prints the
-    URL; blocks until stopped. ``population``: a PopulationTable for k-map (microrelease.app.explorer.k_map)."""
+    URL; blocks until stopped. ``population``: a PopulationTable for k-map (microrelease.app.explorer.population)."""
     # No pn.extension() here: outside a notebook it renders CDN resources and flips Panel's global
     # resource mode, and later dynamic components then link their CSS from the CDN.
     # Panel links the CSS of components re-rendered outside a request (watchers, threads) to its

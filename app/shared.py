@@ -198,7 +198,7 @@ def compile_kernels() -> None:
 
     from microrelease.core import Hierarchy, build_profile, load_dataset
     from microrelease.core.micro.microaggregation import mdav_groups
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
     from microrelease.core.risk.k_map import code_population, joint_profile
     from microrelease.core.risk.uniqueness import uniqueness_by_node
@@ -237,7 +237,7 @@ def _warm_in_child(tabs: Sequence[str], send, parent: int, niceness: int) -> Non
     _lower_priority(0, niceness)
     try:
         compile_kernels()
-        from microrelease.app.tabs.registry import TABS
+        from microrelease.app.tabs.tab_registry import TABS
 
         for tab in TABS:
             if tab.name in tabs and tab.warm is not None:

@@ -16,7 +16,7 @@ hv.Store.set_current_backend("bokeh")
 hv.renderer("bokeh").webgl = False
 CANVAS = {"plot.output_backend": "canvas"}
 
-# One colour per entry of microrelease.app.explorer.state.STATUS.
+# One colour per entry of microrelease.app.explorer.explorer.STATUS.
 STATUS_COLORS = {"fails": "#bdbdbd", "satisfies": "#6baed6", "k-minimal": "#fd8d3c", "preferred": "#d62728",
                  "fails privacy model": "#9e9ac8"}
 SELECTED = "#000000"  # ring of the selected node

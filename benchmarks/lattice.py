@@ -106,7 +106,7 @@ def run_models(repeat: int) -> None:
     the model profile (every node, its classes' sensitive distributions rolled up), then the query."""
     from microrelease.core import load_dataset
     from microrelease.core.models.l_diversity import EntropyLDiversity
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import sensitive_frequency
     from microrelease.core.models.t_closeness import TCloseness
 
@@ -209,7 +209,7 @@ def run_risk_quality(repeat: int) -> None:
     print(f"ratios: quality / plain profile = {quality[0] / plain[0]:.1f}× (wall), {quality[1] / plain[1]:.1f}× (cpu), "
           f"+{(quality[0] - plain[0]) * 1000:.0f} ms wall; risk and quality (one pass) / quality profile = "
           f"{wall[together] / quality[0]:.2f}× (wall)")
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
 
     applied = prepare_models(load_sample("adult", qi=qi), "salary-class", {"l_diversity": "distinct:2"})

@@ -54,7 +54,7 @@ def release_function(old: bool):
         return lambda summary, node, k, target, max_sup: stream_release(summary, node, k, target,
                                                                         max_sup=max_sup).data
     from microrelease.core import Criteria, OutputOptions
-    from microrelease.core.lattice.release import write_release
+    from microrelease.core.lattice.node_release import write_release
 
     return lambda summary, node, k, target, max_sup: write_release(summary, node, target, criteria=Criteria.of(k), max_sup=max_sup, output=OutputOptions(force=True)).data
 

@@ -43,7 +43,7 @@ def generator():
 def load(folder: Path, every: int = 1):
     import pandas as pd
 
-    from microrelease.core.sequential.model import load_sequential
+    from microrelease.core.sequential.rt_data import load_sequential
 
     patients = pd.read_csv(folder / "patients.csv", dtype=str, keep_default_na=False).iloc[::every]
     visits = pd.read_csv(folder / "visits.csv", dtype=str, keep_default_na=False)
@@ -150,7 +150,7 @@ def child_pair(task: dict) -> dict:
     from microrelease.core.data.samples import sample_data_folder
     from microrelease.core.sequential.alignment import align_groups
     from microrelease.core.sequential.cost import CostModel, time_span
-    from microrelease.core.sequential.model import load_sequential
+    from microrelease.core.sequential.rt_data import load_sequential
 
     folder = sample_data_folder("hospital")
     codes = pd.read_csv(folder / "hospital_hierarchy_code.csv", sep=";", header=None)[0].tolist()
@@ -182,7 +182,7 @@ def child_attackers(task: dict) -> dict:
     from microrelease.core.data.samples import sample_data_folder
     from microrelease.core.sequential.attacks import attack_figures
     from microrelease.core.sequential.guarantee import released_records
-    from microrelease.core.sequential.release import anonymize_sequential
+    from microrelease.core.sequential.pipeline import anonymize_sequential
 
     data = load(sample_data_folder("hospital"))
     release = anonymize_sequential(data, task["k"])

@@ -53,17 +53,22 @@ from microrelease.core.lattice.hierarchies import (
     write_arx,
 )
 from microrelease.core.lattice.metrics import METRICS
+from microrelease.core.lattice.node_release import (
+    NodeRelease,
+    OutputOptions,
+    check_k_anonymity,
+    write_release,
+)
 from microrelease.core.lattice.outliers import outlier_matrix
 from microrelease.core.lattice.policies import POLICIES
 from microrelease.core.lattice.profile import LatticeProfile, build_profile
-from microrelease.core.lattice.release import NodeRelease, OutputOptions, check_k_anonymity, write_release
 from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
 from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
+from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import METHODS, microaggregate
-from microrelease.core.micro.release import write_microaggregation
-from microrelease.core.models.base import PrivacyModel
-from microrelease.core.models.profile import build_model_profile, explain_node
+from microrelease.core.models.model_profile import build_model_profile, explain_node
+from microrelease.core.models.privacy_model import PrivacyModel
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models, sensitive_frequency
 
 try:

@@ -57,12 +57,12 @@ def core_writers() -> set[str]:
 
 
 def view_modules() -> list[Path]:
-    return sorted(p for p in (ROOT / "app").rglob("*.py") if p.stem == "view" or p.parent.name == "views")
+    return sorted(p for p in (ROOT / "app").rglob("*.py") if p.stem.endswith("_view") or p.parent.name == "views")
 
 
 def test_views_call_no_core_writer_and_start_no_thread():
     writers = core_writers()
-    assert "microrelease.core.lattice.release.write_release" in writers  # the scan sees the writers
+    assert "microrelease.core.lattice.node_release.write_release" in writers  # the scan sees the writers
     views = view_modules()
     assert len(views) >= 8, "every tab has a view module"
     offenders = {}
@@ -224,7 +224,7 @@ HTML_TAG = re.compile(r"</?(?:a|b|i|u|p|br|hr|em|strong|span|div|code|pre|small|
 def state_modules() -> list[Path]:
     """The tabs' and the explorer's state, and every other app module that says it is param only or free
     of UI libraries."""
-    found = {ROOT / "app" / "explorer" / "state.py", *(ROOT / "app" / "tabs").glob("*/state.py")}
+    found = {ROOT / "app" / "explorer" / "explorer.py", *(ROOT / "app" / "tabs").glob("*/*_state.py")}
     for path in (ROOT / "app").rglob("*.py"):
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
         if "param only" in doc.split("\n\n")[0] or "no UI library" in doc.split("\n\n")[0]:
@@ -240,7 +240,7 @@ def ui_leaks(path: Path) -> set[str]:
 
 def test_state_modules_import_no_ui_library_and_hold_no_colour_or_html(tmp_path):
     modules = state_modules()
-    assert len([p for p in modules if p.name == "state.py"]) >= 9 and ROOT / "app" / "downloads.py" in modules
+    assert len([p for p in modules if p.name.endswith("_state.py")]) >= 9 and ROOT / "app" / "downloads.py" in modules
     offenders = {str(p.relative_to(ROOT)): leaks for p in modules if (leaks := ui_leaks(p))}
     assert not offenders
     sample = tmp_path / "state.py"  # the scan sees each kind of leak
@@ -302,3 +302,13 @@ def test_every_public_exception_and_warning_of_core_is_defined_in_core_exception
                       if inspect.isclass(obj) and issubclass(obj, BaseException) and obj.__module__ == info.name
                       and not name.startswith("_") and info.name != "microrelease.core.exceptions"]
     assert not elsewhere, elsewhere
+
+
+def test_no_two_modules_share_a_name():
+    """A module's name says which one it is: no two modules of core and app share a file name, so a
+    traceback, a search or a reader's "profile.py" is never ambiguous."""
+    seen: dict[str, list[str]] = {}
+    for path in [*(ROOT / "core").rglob("*.py"), *(ROOT / "app").rglob("*.py")]:
+        if path.name != "__init__.py":
+            seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}

@@ -30,8 +30,8 @@ from microrelease.core import POLICIES, Answer, Dataset, MicroreleaseError, buil
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.engines.summary import TableSummary, summarize
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.models.base import PrivacyModel
-from microrelease.core.models.profile import MODEL_STRATEGIES, build_model_profile
+from microrelease.core.models.model_profile import MODEL_STRATEGIES, build_model_profile
+from microrelease.core.models.privacy_model import PrivacyModel
 from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models
 from microrelease.core.search import PrunedAnswer, search_pruned
 from microrelease.core.search.strategy import Choice, choose, parse_bytes

@@ -17,12 +17,12 @@ from typing import Any
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.core import POLICIES, InvalidParameterError, MicroreleaseError
-from microrelease.core.criteria.base import Scope, Statistic
+from microrelease.core.criteria.criterion import Scope, Statistic
 from microrelease.core.criteria.registry import parse_criteria, spec_parameters
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.engines import ENGINES, output_format
-from microrelease.core.models.base import PrivacyModel
-from microrelease.core.models.profile import MODEL_STRATEGIES
+from microrelease.core.models.model_profile import MODEL_STRATEGIES
+from microrelease.core.models.privacy_model import PrivacyModel
 from microrelease.core.search.strategy import STRATEGIES as SEARCH_STRATEGIES
 
 # --- parsing helpers and argparse types ------------------------------------------------------

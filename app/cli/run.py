@@ -16,11 +16,21 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
-from microrelease.app.cli import app, check, dp, microaggregate, release, risk, search, sequential
+from microrelease.app.cli import (
+    app_command,
+    check_command,
+    dp_command,
+    microaggregate_command,
+    release_command,
+    risk_command,
+    search_command,
+    sequential_command,
+)
 from microrelease.app.cli.flags import error_line
 from microrelease.core import MicroreleaseError
 
-COMMANDS = (search, release, microaggregate, dp, sequential, app, check, risk)  # in the order --help lists them
+COMMANDS = (search_command, release_command, microaggregate_command, dp_command, sequential_command, app_command,
+            check_command, risk_command)  # in the order --help lists them
 
 
 class Terminated(BaseException):
@@ -92,7 +102,7 @@ def main(argv: Sequence[str] | None = None, *, keep_handler: bool = False) -> in
     args = parser.parse_args(attach_values(parser, sys.argv[1:] if argv is None else argv))
     command = args.module
     previous = signal.getsignal(signal.SIGTERM)
-    if command is not app:  # the server stops on SIGTERM as servers do; commands clean up first
+    if command is not app_command:  # the server stops on SIGTERM as servers do; commands clean up first
         _FINISHED.clear()
         signal.signal(signal.SIGTERM, _on_sigterm)
     try:

@@ -12,7 +12,7 @@ import pandas as pd
 import panel as pn
 import param
 
-from microrelease.app.explorer.state import Explorer
+from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.style import CANVAS, integer_ticks
 from microrelease.app.text import shown, tabulator_titles
 from microrelease.core.lattice.metrics import METRICS

@@ -1,22 +1,22 @@
 """The Explorer's privacy-model steps: the models the sidebar asks for, their profile built off the page's
 thread (with the quality figures when a quality policy is chosen), and what the page says when they cannot
-apply. A mixin of :class:`~microrelease.app.explorer.state.Explorer`, which owns the parameters, the profile
-in force and the worker; k-map's steps are :class:`~microrelease.app.explorer.k_map.KMapSteps`."""
+apply. A mixin of :class:`~microrelease.app.explorer.explorer.Explorer`, which owns the parameters, the profile
+in force and the worker; k-map's steps are :class:`~microrelease.app.explorer.population.KMapSteps`."""
 
 from __future__ import annotations
 
 import param
 
-from microrelease.app.explorer.controls import groups
-from microrelease.app.explorer.k_map import coded_k_map
+from microrelease.app.explorer.criteria_params import groups
+from microrelease.app.explorer.population import coded_k_map
 from microrelease.app.shared import kernel_strategy
 from microrelease.core import POLICIES, build_profile
-from microrelease.core.criteria.base import Scope, Statistic
 from microrelease.core.criteria.controls import keyword
+from microrelease.core.criteria.criterion import Scope, Statistic
 from microrelease.core.criteria.registry import spec_parameters
 from microrelease.core.exceptions import Cancelled, MicroreleaseError
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.model_profile import build_model_profile
 from microrelease.core.models.sensitive import prepare_models
 
 # The l-diversities of the criteria registry, by the keyword of their text spec ("distinct:L" -> "distinct").
@@ -42,7 +42,7 @@ class ModelSteps:
 
     def specs(self, *, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, str | None]:
         """Each generated group's text spec by API parameter (None: off), composed from this Explorer's
-        values of its controls (:mod:`~microrelease.app.explorer.controls`); ``needs``/``scope`` filter
+        values of its controls (:mod:`~microrelease.app.explorer.criteria_params`); ``needs``/``scope`` filter
         the groups as the registry's ``spec_parameters`` does."""
         return {parameter: group.spec({c.name: getattr(self, c.name) for c in group.every})
                 for parameter, group in groups(needs=needs, scope=scope).items()}

@@ -4,7 +4,7 @@ weights, privacy models), and the lattice view mode. It shows only the sections 
 must not have a second k on screen beside theirs.
 
 The privacy criteria's boxes are generated from the core's registry, one group per API parameter
-(:mod:`~microrelease.app.explorer.controls`), placed in the section of what the criterion reads.
+(:mod:`~microrelease.app.explorer.criteria_params`), placed in the section of what the criterion reads.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Callable
 import panel as pn
 import param
 
-from microrelease.app.explorer.controls import groups
-from microrelease.app.explorer.state import Explorer
+from microrelease.app.explorer.criteria_params import groups
+from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.text import shown
 from microrelease.core import POLICIES
-from microrelease.core.criteria.base import Scope, Statistic
 from microrelease.core.criteria.controls import Control
+from microrelease.core.criteria.criterion import Scope, Statistic
 
 QUESTION, LATTICE_VIEW = "question", "lattice-view"  # the sections a tab can ask for
 

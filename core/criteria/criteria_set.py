@@ -1,14 +1,14 @@
 """The privacy criteria of one question (:class:`Criteria`): k-anonymity and any others of the
 registry, with what they read. A release, its report's minimality check, the written file's
 verification and the searches take one :class:`Criteria` and read it only through the protocol
-(:mod:`~microrelease.core.criteria.base`)."""
+(:mod:`~microrelease.core.criteria.criterion`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from microrelease.core.criteria.base import ClassView, Scope, Statistic, monotone
+from microrelease.core.criteria.criterion import ClassView, Scope, Statistic, monotone
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.exceptions import InvalidParameterError
 

@@ -9,8 +9,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from microrelease.core.criteria.base import ClassView, Scope, Statistic
 from microrelease.core.criteria.controls import Control, control
+from microrelease.core.criteria.criterion import ClassView, Scope, Statistic
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.validation import check_int
 

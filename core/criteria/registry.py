@@ -1,7 +1,7 @@
 """The one registry of privacy criteria, and their text specs.
 
 :data:`CRITERIA` maps each criterion's ``name`` to its class (what a class declares:
-:mod:`~microrelease.core.criteria.base`). The command line's flags and the contract tests are
+:mod:`~microrelease.core.criteria.criterion`). The command line's flags and the contract tests are
 generated from it, and so are the dashboard's boxes (:func:`control_groups`, from the controls each
 criterion's fields declare: :mod:`~microrelease.core.criteria.controls`); :func:`parse_criteria` reads
 text specs by API parameter. Adding a criterion is its module, one entry here, and its tests.
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from microrelease.core.criteria.base import Scope, Statistic
 from microrelease.core.criteria.controls import ControlGroup
+from microrelease.core.criteria.criterion import Scope, Statistic
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity

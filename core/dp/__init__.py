@@ -5,6 +5,7 @@ multiplicative sense) to DP (``ratio_closeness``, ``ratio_partition``, ``ratio_r
 knowledge refinement (``prior``)."""
 
 from microrelease.core.dp.comparison import compare_noise
+from microrelease.core.dp.dp_release import write_dp_release
 from microrelease.core.dp.mechanisms import (
     GAMMA_PRESETS,
     MECHANISMS,
@@ -17,7 +18,6 @@ from microrelease.core.dp.multivariate import MultivariateStaircase, compare_mul
 from microrelease.core.dp.prior import PriorRefinement, normal_prior
 from microrelease.core.dp.ratio_closeness import ratio_closeness_release, stratified_baseline
 from microrelease.core.dp.ratio_release import write_ratio_closeness
-from microrelease.core.dp.release import write_dp_release
 
 __all__ = ["DP_METHODS", "GAMMA_PRESETS", "MECHANISMS", "DPRelease", "Laplace", "MultivariateStaircase",
            "PriorRefinement", "PrivacyWarning", "Staircase", "compare_multivariate", "compare_noise", "dp_release",

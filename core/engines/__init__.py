@@ -8,9 +8,9 @@ in files larger than memory, or on a cluster, and the lattice work stays the sam
 
 from __future__ import annotations
 
-from microrelease.core.engines.base import COUNT, Engine, ReleasePlan, apply_plan, output_format
 from microrelease.core.engines.dask_engine import DaskEngine
 from microrelease.core.engines.duckdb_engine import DuckDBEngine
+from microrelease.core.engines.engine import COUNT, Engine, ReleasePlan, apply_plan, output_format
 from microrelease.core.engines.pandas_engine import PandasEngine
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import InvalidParameterError

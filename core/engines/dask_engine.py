@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.engines.base import (
+from microrelease.core.engines.engine import (
     COUNT,
     ReleasePlan,
     apply_plan,

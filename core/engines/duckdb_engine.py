@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.engines.base import COUNT, ReleasePlan, concatenate
+from microrelease.core.engines.engine import COUNT, ReleasePlan, concatenate
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError, OutputError
 from microrelease.core.release.cells import FORMULA, FORMULA_START, NUMBER

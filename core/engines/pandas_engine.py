@@ -12,7 +12,12 @@ import pandas as pd
 import pyarrow as pa
 
 from microrelease.core.data.dataset import read_table
-from microrelease.core.engines.base import ReleasePlan, apply_plan, only_written_categories, partial_frequency
+from microrelease.core.engines.engine import (
+    ReleasePlan,
+    apply_plan,
+    only_written_categories,
+    partial_frequency,
+)
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
 from microrelease.core.release.cells import formula_cells, shuffled

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from microrelease.core.criteria.base import monotone
+from microrelease.core.criteria.criterion import monotone
 from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource

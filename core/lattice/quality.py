@@ -179,7 +179,7 @@ def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, cl
     """Every quality model of one node from its classes (``class_levels``: level codes, classes ×
     QIs; ``suppressed``: which classes are removed, for k or a privacy model), by the formulas of the
     module docstring: what a release's report gives (not the non-uniform entropy nor the KL divergence,
-    which read the suppressed rows' values: see :mod:`~microrelease.core.lattice.release`)."""
+    which read the suppressed rows' values: see :mod:`~microrelease.core.lattice.node_release`)."""
     flat, off = share_tables(hierarchies)
     removed = int(sizes[suppressed].sum())
     kept = ~suppressed

@@ -24,9 +24,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from microrelease.core.criteria.base import Statistic
+from microrelease.core.criteria.criterion import Statistic
 from microrelease.core.exceptions import VerificationError
-from microrelease.core.models.base import TOLERANCE
+from microrelease.core.models.privacy_model import TOLERANCE
 from microrelease.core.models.sensitive import value_order
 
 DISTRIBUTION = "input"  # the only reference there is: the input table's, before suppression

@@ -24,7 +24,7 @@ from microrelease.core.data.dataset import file_checksum, read_table
 from microrelease.core.exceptions import HierarchyError, VerificationError
 from microrelease.core.lattice.hierarchies import Hierarchy, read_arx
 from microrelease.core.lattice.reference import own_distances, reference_faults
-from microrelease.core.models.base import TOLERANCE
+from microrelease.core.models.privacy_model import TOLERANCE
 from microrelease.core.models.sensitive import value_order
 from microrelease.core.models.t_closeness import TCloseness
 from microrelease.core.release.cells import escape_column, formula_mask

@@ -3,7 +3,7 @@
 A class is an int64 key packing its level codes in bit fields; raising QI ``a`` one level rewrites
 its field through the hierarchy's parent map, then an open-addressing hash table regroups the
 classes, summing what they carry: a row count (k-anonymity, here) or a vector of counts over the
-sensitive values (privacy models, :mod:`microrelease.core.models.rollup_kernels`). Only a compiled
+sensitive values (privacy models, :mod:`microrelease.core.models.model_rollup_kernels`). Only a compiled
 group-by reaches the profile targets (measured on a 2-core machine: numpy's sort-based grouping
 costs about 5× more).
 

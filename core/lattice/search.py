@@ -24,7 +24,7 @@ from functools import cached_property
 
 import numpy as np
 
-from microrelease.core.criteria.base import monotone
+from microrelease.core.criteria.criterion import monotone
 from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics

@@ -6,7 +6,7 @@ carry. What a class carries is declared by a :class:`WalkPlan`, and the kernel's
 
 - **rows**: a column of row counts, or the sum of the sensitive-value columns;
 - **sensitive counts** (l-diversity, t-closeness): each model's check marks failing classes
-  (:func:`~microrelease.core.models.rollup_kernels.mark_failing`), counted per model;
+  (:func:`~microrelease.core.models.model_rollup_kernels.mark_failing`), counted per model;
 - **population counts** (k-map): a class with fewer than K population records fails (K > 0; beside the
   sensitive counts too, a class then fails either), or, for the joint profile of every K at once
   (``pack``), the classes are histogrammed by (sample rows, population rows);
@@ -38,7 +38,7 @@ from microrelease.core.lattice.rollup_kernels import (
     start_histograms,
     start_walk,
 )
-from microrelease.core.models.rollup_kernels import mark_failing
+from microrelease.core.models.model_rollup_kernels import mark_failing
 
 # positions in WalkPlan.columns
 _ROWS, _VALUES_START, _VALUES_END, _POPULATION, _SQUARES, _PACK = range(6)
@@ -67,7 +67,7 @@ class WalkPlan:
         ``base`` = population rows + 1 (0: the passing classes' sizes).
     squares : the column of Σ c_x² (the quality figures are accumulated); None: no quality.
     checks : the models' kernel arrays (table distribution, kinds, l, c, t, and the value hierarchy), as
-        :func:`~microrelease.core.models.profile.kernel_arrays` makes them; empty: no models.
+        :func:`~microrelease.core.models.model_profile.kernel_arrays` makes them; empty: no models.
     quality : the quality tables (:func:`~microrelease.core.lattice.quality_profile.kernel_tables`).
     shifts, masks : every QI's bit field in a class key (read with ``quality``).
     """

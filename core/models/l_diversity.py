@@ -19,7 +19,13 @@ from typing import ClassVar
 import numpy as np
 
 from microrelease.core.criteria.controls import Control, control
-from microrelease.core.models.base import TOLERANCE, KernelCode, PrivacyModel, Statistic, distributions
+from microrelease.core.models.privacy_model import (
+    TOLERANCE,
+    KernelCode,
+    PrivacyModel,
+    Statistic,
+    distributions,
+)
 
 # What a front end asks (one box each, shared by the three: Control); a box of l takes any number, as
 # entropy l does, and a whole one for the others is checked by their spec

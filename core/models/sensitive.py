@@ -21,7 +21,7 @@ import pandas as pd
 from microrelease.core.data.dataset import Dataset, as_text
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy, find_hierarchy_file, read_arx
-from microrelease.core.models.base import PrivacyModel, Statistic
+from microrelease.core.models.privacy_model import PrivacyModel, Statistic
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,7 +132,7 @@ def prepare_models(
     hierarchy: Hierarchy | str | Path | None = None,
 ) -> PreparedModels:
     """``models`` on the sensitive ``attribute`` of ``dataset``, ready for
-    :func:`~microrelease.core.models.profile.build_model_profile`, a release or an explanation.
+    :func:`~microrelease.core.models.model_profile.build_model_profile`, a release or an explanation.
 
     models : model objects, or text specs by parameter (``{"l_diversity": "entropy:3",
         "t_closeness": "0.2:hierarchical"}``, see :func:`~microrelease.core.criteria.registry.parse_criteria`).

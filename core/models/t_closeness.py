@@ -29,7 +29,13 @@ import numpy as np
 from microrelease.core.criteria.controls import Control, control
 from microrelease.core.exceptions import CoverageError
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.models.base import TOLERANCE, KernelCode, PrivacyModel, Statistic, distributions
+from microrelease.core.models.privacy_model import (
+    TOLERANCE,
+    KernelCode,
+    PrivacyModel,
+    Statistic,
+    distributions,
+)
 
 if TYPE_CHECKING:
     from microrelease.core.models.sensitive import SensitiveFrequency

@@ -29,8 +29,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from microrelease.core.criteria.base import Scope, Statistic
 from microrelease.core.criteria.controls import Control, control
+from microrelease.core.criteria.criterion import Scope, Statistic
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
 from microrelease.core.risk.reidentification import node_risk, table_risk

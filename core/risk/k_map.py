@@ -22,8 +22,8 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from microrelease.core.criteria.base import ClassView, Scope, Statistic
 from microrelease.core.criteria.controls import Control, control
+from microrelease.core.criteria.criterion import ClassView, Scope, Statistic
 from microrelease.core.data.dataset import as_text, read_table
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
@@ -37,7 +37,7 @@ from microrelease.core.lattice.profile import (
     key_spec,
     roll_up,
 )
-from microrelease.core.models.rollup_numpy import merge_classes
+from microrelease.core.models.model_rollup_numpy import merge_classes
 
 STRATEGIES = ("numba", "numpy")
 
@@ -129,7 +129,7 @@ def _check_contains(population: Population, sample: FrequencySource) -> None:
 @dataclass(frozen=True)
 class KMap:
     """El Emam & Dankar's k-map: every released class has at least ``k`` records in the population
-    (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.base`; from text it has no population
+    (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.criterion`; from text it has no population
     until :meth:`bind`)."""
 
     k: int = control(Control("k_map", "k-map K (0 = off)", int, 0, low=0, off=0,

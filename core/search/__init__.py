@@ -5,6 +5,6 @@ from microrelease.core.search.answer import PrunedAnswer, supports
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 from microrelease.core.search.flash import PrunedSearch
 from microrelease.core.search.memory import SearchMemory
-from microrelease.core.search.run import search_pruned
+from microrelease.core.search.pruned_answer import search_pruned
 
 __all__ = ["NodeEvaluator", "NodeFigures", "PrunedAnswer", "PrunedSearch", "SearchMemory", "search_pruned", "supports"]

@@ -1,6 +1,6 @@
 """A node's figures under privacy criteria beside k, for the pruned search
 (:mod:`~microrelease.core.search.flash`): each criterion read through the protocol
-(:mod:`~microrelease.core.criteria.base`) on the node's classes, as the release reads it.
+(:mod:`~microrelease.core.criteria.criterion`) on the node's classes, as the release reads it.
 
 The evaluator gives a node's classes as packed keys (its level codes) and row counts. A criterion on
 the sensitive attribute reads each class's value counts: the sensitive frequency (QI codes, value,
@@ -17,8 +17,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from microrelease.core.criteria.base import ClassView
 from microrelease.core.criteria.criteria_set import Criteria
+from microrelease.core.criteria.criterion import ClassView
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 

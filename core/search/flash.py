@@ -19,7 +19,7 @@ Under criteria beside k (:class:`~microrelease.core.criteria.criteria_set.Criter
 are those of what it releases under all of them (:mod:`~microrelease.core.search.criteria_figures`).
 A node failing k-anonymity alone tags the box below it failing, as before (the others only add
 suppression); the rest spreads tags only when every criterion declares itself monotone at this MaxSup
-(:func:`~microrelease.core.criteria.base.monotone`); otherwise each node is tagged alone, every node
+(:func:`~microrelease.core.criteria.criterion.monotone`); otherwise each node is tagged alone, every node
 left open is evaluated, and a k-minimal node is one with no satisfying node anywhere below. The quality
 models' lower bounds hold for any set of suppressed rows, so branch and bound stays exact.
 """

@@ -20,7 +20,7 @@ import numpy as np
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.sequential import alignment_kernels as kernels
 from microrelease.core.sequential.cost import hierarchy_tables, in_threads, node_ncp, thread_count
-from microrelease.core.sequential.model import SequentialData
+from microrelease.core.sequential.rt_data import SequentialData
 
 
 def release_tables(data) -> tuple[np.ndarray, np.ndarray]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.sequential.alignment import ConsensusVisit, NodeNCP, member_visits
-from microrelease.core.sequential.model import SequentialData
+from microrelease.core.sequential.rt_data import SequentialData
 
 # a step of the visit alignment: (consensus visits, member visits) matched into one released visit
 MOVES = ((1, 1), (1, 2), (2, 1))

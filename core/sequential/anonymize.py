@@ -19,8 +19,8 @@ stands for (written exactly, see :mod:`microrelease.core.sequential.times`), or,
 
 Entity ids are replaced by pseudonyms drawn from OS entropy (so a pseudonym says nothing of its
 entity's input position); direct identifiers and dropped columns are not written, kept columns are
-written as they are (see :class:`~microrelease.core.sequential.model.SequentialData`). The written
-order is the release path's (:func:`microrelease.core.sequential.release.write_sequential`).
+written as they are (see :class:`~microrelease.core.sequential.rt_data.SequentialData`). The written
+order is the release path's (:func:`microrelease.core.sequential.pipeline.write_sequential`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from microrelease.core.sequential.alignment import (
     member_visits,
 )
 from microrelease.core.sequential.cost import time_span
-from microrelease.core.sequential.model import KEPT, QI, SequentialData
+from microrelease.core.sequential.rt_data import KEPT, QI, SequentialData
 
 
 def consensus_of(aligned: GroupConsensus, g: int) -> list[ConsensusVisit]:

@@ -50,7 +50,7 @@ from microrelease.core.sequential.guarantee import (
     original_records,
     released_records,
 )
-from microrelease.core.sequential.model import SequentialData
+from microrelease.core.sequential.rt_data import SequentialData
 from microrelease.core.validation import check_rng
 
 # name -> codes known (None: the whole history with times)

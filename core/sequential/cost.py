@@ -208,7 +208,7 @@ def in_threads(n: int, workers: int, fn, pieces: int | None = None) -> None:
 
 
 class CostModel:
-    """F over one :class:`~microrelease.core.sequential.model.SequentialData` (see the module docstring);
+    """F over one :class:`~microrelease.core.sequential.rt_data.SequentialData` (see the module docstring);
     ``workers``: threads (default: up to 2 cores)."""
 
     PARALLEL_FROM = 4096  # fewer candidates are compared on the calling thread

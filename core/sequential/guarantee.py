@@ -23,7 +23,7 @@ import pandas as pd
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.release.cells import formula_mask
-from microrelease.core.sequential.model import SequentialData
+from microrelease.core.sequential.rt_data import SequentialData
 
 
 def signatures(entities: pd.DataFrame, events: pd.DataFrame, entity_id: str, qi: Sequence[str], sequence_key: str,

@@ -1,5 +1,5 @@
 """Loading a study (:mod:`~microrelease.core.sequential.study_config`) into one
-:class:`~microrelease.core.sequential.model.SequentialData`.
+:class:`~microrelease.core.sequential.rt_data.SequentialData`.
 
 - The entity table is read as in the one-table model (its QIs, identifiers, ``keep``, ``drop``).
 - Each satellite table is checked (every column is the entity id, a QI, an identifier or dropped;
@@ -27,7 +27,7 @@ from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import DataError, MicroreleaseError
 from microrelease.core.lattice.hierarchies import MISSING
 from microrelease.core.sequential.event_codes import EventColumns, event_hierarchy, event_labels
-from microrelease.core.sequential.model import (
+from microrelease.core.sequential.rt_data import (
     CODE,
     DROPPED,
     ENTITY_ID,

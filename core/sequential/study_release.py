@@ -34,8 +34,8 @@ from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.cost import CostWeights
 from microrelease.core.sequential.event_codes import SEPARATOR
 from microrelease.core.sequential.guarantee import released_records, signatures, unescaped
-from microrelease.core.sequential.model import ENTITY_ID, IDENTIFIER, KEPT, SequentialData
-from microrelease.core.sequential.release import anonymize_sequential, attack_section, in_random_blocks
+from microrelease.core.sequential.pipeline import anonymize_sequential, attack_section, in_random_blocks
+from microrelease.core.sequential.rt_data import ENTITY_ID, IDENTIFIER, KEPT, SequentialData
 from microrelease.core.sequential.satellites import anonymize_satellite
 from microrelease.core.sequential.study import EVENT, VISIT, WHEN
 

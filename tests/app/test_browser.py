@@ -128,7 +128,7 @@ def test_each_browser_session_has_its_own_state(served_app, browser):
 def test_microaggregation_tab_compares_methods_and_exports(served_app, page, tmp_path):
     import pandas as pd
 
-    from microrelease.app.tabs.microaggregation.state import measure
+    from microrelease.app.tabs.microaggregation.microaggregation_state import measure
     from microrelease.core.data.samples import microdata_sample
 
     url, _ = served_app
@@ -183,7 +183,7 @@ def test_differential_privacy_tab_compares_noises_like_the_core(served_app, page
 
 
 def test_sequences_tab_reports_the_guarantee_for_each_k(served_app, page):
-    from microrelease.app.tabs.sequences.state import release_for
+    from microrelease.app.tabs.sequences.sequences_state import release_for
 
     url, _ = served_app
     open_tab(page, url, "Sequences")

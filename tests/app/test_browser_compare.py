@@ -11,7 +11,7 @@ from browser_util import FIGURES, IDLE, NODE_XY, app_fixture, errors, follow_fra
 from playwright.sync_api import expect
 
 from microrelease.app.main import sample_with_profile
-from microrelease.app.tabs.compare.state import INPUT, SUPPRESSED
+from microrelease.app.tabs.compare.compare_state import INPUT, SUPPRESSED
 from microrelease.core import query
 
 pytestmark = pytest.mark.browser

@@ -9,10 +9,10 @@ import pytest
 from browser_util import IDLE, app_fixture, errors, follow_frames, painted, screenshot, set_number, settle
 from playwright.sync_api import expect
 
+from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.explorer.sidebar import LATTICE_VIEW, QUESTION, Sidebar
-from microrelease.app.explorer.state import Explorer
 from microrelease.app.main import sample_with_profile
-from microrelease.app.tabs.registry import OPENING_TAB, TABS
+from microrelease.app.tabs.tab_registry import OPENING_TAB, TABS
 from microrelease.core import query
 
 pytestmark = pytest.mark.browser

@@ -85,7 +85,7 @@ def tap(page, vector: str) -> None:
 
 
 def check_legend(models: dict) -> None:
-    from microrelease.app.explorer.state import STATUS
+    from microrelease.app.explorer.explorer import STATUS
     from microrelease.app.style import STATUS_COLORS
 
     legend = models["lattice"]["legend"]
@@ -100,7 +100,7 @@ def check_integer_ticks(models: dict) -> None:
 
 
 def test_samarati_legend_rings_band_ticks_and_hover(samarati_url, page, no_server_errors):
-    from microrelease.app.explorer.state import Explorer
+    from microrelease.app.explorer.explorer import Explorer
     from microrelease.app.main import sample_with_profile
     from microrelease.app.style import SELECTED, TESTED
 
@@ -184,9 +184,9 @@ def test_a_tap_names_the_node_the_page_shows_whatever_the_servers_rows(samarati_
 
 
 def test_adult_capped_drawing_says_so_and_joins_its_heights(adult_url, page, no_server_errors):
-    from microrelease.app.explorer.state import Explorer
+    from microrelease.app.explorer.explorer import Explorer
     from microrelease.app.main import sample_with_profile
-    from microrelease.app.tabs.lattice.state import LatticeState
+    from microrelease.app.tabs.lattice.lattice_state import LatticeState
 
     no_server_errors(ADULT_LOG)
     open_page(page, adult_url)

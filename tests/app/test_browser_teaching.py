@@ -69,7 +69,7 @@ def tap(page, vector: str) -> None:
 
 
 def test_each_tap_draws_the_histogram_of_its_node_and_logs_nothing(samarati_url, samarati_log, page):
-    from microrelease.app.explorer.state import Explorer
+    from microrelease.app.explorer.explorer import Explorer
     from microrelease.app.main import sample_with_profile
 
     explorer = Explorer(*sample_with_profile("samarati"), k=2)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from browser_util import FIGURES, IDLE, app_fixture, errors, follow_frames, screenshot, set_number, settle
 
-from microrelease.app.explorer.state import STATUS
+from microrelease.app.explorer.explorer import STATUS
 from microrelease.app.style import STATUS_COLORS
-from microrelease.app.tabs.tradeoff.view import LEGEND, RING_SIZE
+from microrelease.app.tabs.tradeoff.tradeoff_view import LEGEND, RING_SIZE
 
 pytestmark = pytest.mark.browser
 

@@ -149,7 +149,7 @@ def test_a_privacy_model_spec_names_its_flag(capsys, flag, spec):
 
 
 def test_only_microrelease_errors_become_status_2_anything_else_is_a_bug(monkeypatch, capsys):
-    from microrelease.app.cli import check
+    from microrelease.app.cli import check_command as check
 
     def broken(*args, **kwargs):
         raise ValueError("a bug, not the user's input")
@@ -238,7 +238,7 @@ def test_strategy_under_privacy_models_reaches_the_model_profile(monkeypatch, ca
 
 
 def test_a_strategy_the_model_profile_lacks_is_refused(capsys):
-    from microrelease.core.models.profile import MODEL_STRATEGIES
+    from microrelease.core.models.model_profile import MODEL_STRATEGIES
 
     assert "direct" not in MODEL_STRATEGIES
     code, out, err = run(capsys, *MODEL_SEARCH, "--strategy", "direct")

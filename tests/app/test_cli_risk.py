@@ -277,7 +277,7 @@ def test_a_separator_of_the_data_and_one_qi(tmp_path, capsys):
 
 
 def test_the_json_is_strict_even_without_an_estimate(capsys, monkeypatch):
-    from microrelease.app.cli import risk
+    from microrelease.app.cli import risk_command as risk
 
     failed = uniqueness.UniquenessEstimate("snb", float("nan"), float("nan"), False, 10.0, 1)
     monkeypatch.setattr(risk.uniqueness, "snb", lambda *args: failed)

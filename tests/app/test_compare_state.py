@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 pn = pytest.importorskip("panel")
 
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.main import Dashboard, sample_with_profile  # noqa: E402
-from microrelease.app.tabs.compare.state import (  # noqa: E402
+from microrelease.app.tabs.compare.compare_state import (  # noqa: E402
     INPUT,
     MAX_PINS,
     MODELS_REASON,
@@ -24,7 +24,7 @@ from microrelease.app.tabs.compare.state import (  # noqa: E402
     add_pin,
     capped,
 )
-from microrelease.app.tabs.compare.view import CompareView  # noqa: E402
+from microrelease.app.tabs.compare.compare_view import CompareView  # noqa: E402
 from microrelease.core import Hierarchy, generalize, load_dataset, load_sample  # noqa: E402
 from microrelease.core.lattice.quality import QUALITY_MODELS  # noqa: E402
 

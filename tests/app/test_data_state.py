@@ -12,12 +12,12 @@ pn = pytest.importorskip("panel")
 
 from malformed_csv import MALFORMED  # noqa: E402
 
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.main import Dashboard, sample_with_profile  # noqa: E402
 from microrelease.app.tabs.data import steps  # noqa: E402
-from microrelease.app.tabs.data.state import DataState  # noqa: E402
+from microrelease.app.tabs.data.data_state import DataState  # noqa: E402
+from microrelease.app.tabs.data.data_view import DataView  # noqa: E402
 from microrelease.app.tabs.data.upload import CappedFileDropper  # noqa: E402
-from microrelease.app.tabs.data.view import DataView  # noqa: E402
 from microrelease.core import DataError, load_sample  # noqa: E402
 
 PEOPLE = b"name,age,zip\nann,34,94142\nbob,36,94139\ncy,71,94139\n"

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.tabs.compare.state import CompareState  # noqa: E402
-from microrelease.app.tabs.export.state import ExportState  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.tabs.compare.compare_state import CompareState  # noqa: E402
+from microrelease.app.tabs.export.export_state import ExportState  # noqa: E402
 from microrelease.core import Criteria, load_sample  # noqa: E402
 from microrelease.core.data.samples import sample  # noqa: E402
 from microrelease.core.search import search_pruned  # noqa: E402
@@ -130,7 +130,7 @@ def test_a_privacy_model_that_cannot_apply_refuses_the_export():
 
 
 def test_a_population_given_on_the_command_line_is_the_one_used_even_for_a_bundled_sample(tmp_path):
-    from microrelease.app.explorer.k_map import PopulationTable, population_for
+    from microrelease.app.explorer.population import PopulationTable, population_for
 
     frame = pd.read_csv(sample("adult-sample").population_path, sep=";", dtype=str, keep_default_na=False)
     given = PopulationTable(frame.head(20000), str(tmp_path / "mine.csv"))

@@ -10,10 +10,10 @@ import pytest
 
 pytest.importorskip("panel")
 
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.core import query  # noqa: E402
-from microrelease.core.models.profile import build_model_profile  # noqa: E402
+from microrelease.core.models.model_profile import build_model_profile  # noqa: E402
 from microrelease.core.models.sensitive import prepare_models  # noqa: E402
 
 

@@ -10,8 +10,8 @@ import pytest
 pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.tabs.compare.state import CompareState  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.tabs.compare.compare_state import CompareState  # noqa: E402
 from microrelease.core import load_sample  # noqa: E402
 from microrelease.core.lattice.quality import QUALITY_MODELS  # noqa: E402
 

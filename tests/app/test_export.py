@@ -17,9 +17,9 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.tabs.export.state import ExportState  # noqa: E402
-from microrelease.app.tabs.export.view import ExportView  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.tabs.export.export_state import ExportState  # noqa: E402
+from microrelease.app.tabs.export.export_view import ExportView  # noqa: E402
 from microrelease.app.text import shown  # noqa: E402
 from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
 

@@ -15,10 +15,10 @@ from browser_util import IDLE, errors, screenshot
 pn = pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
-from microrelease.app.tabs.export.state import ExportState  # noqa: E402
-from microrelease.app.tabs.export.view import ExportView  # noqa: E402
+from microrelease.app.tabs.export.export_state import ExportState  # noqa: E402
+from microrelease.app.tabs.export.export_view import ExportView  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -27,8 +27,8 @@ from strategies import random_cases
 pn = pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.tabs.export.state import ExportState  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.tabs.export.export_state import ExportState  # noqa: E402
 from microrelease.core import load_dataset  # noqa: E402
 from microrelease.core.exceptions import InvalidParameterError  # noqa: E402
 

@@ -12,13 +12,13 @@ import pytest
 
 pytest.importorskip("panel")
 
-from microrelease.app.explorer.controls import groups  # noqa: E402
+from microrelease.app.explorer.criteria_params import groups  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.explorer.sidebar import Sidebar  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.core.criteria import registry  # noqa: E402
-from microrelease.core.criteria.base import Scope, Statistic  # noqa: E402
 from microrelease.core.criteria.controls import Control, control  # noqa: E402
+from microrelease.core.criteria.criterion import Scope, Statistic  # noqa: E402
 from microrelease.core.risk.reidentification import node_risk, table_risk  # noqa: E402
 
 LIMIT = Control("max_highest_risk", "highest risk at most (0 = off)", float, 0.0, low=0, high=1, step=0.05, off=0.0)

@@ -9,8 +9,8 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.explorer.large import Searcher  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.wide import wide_table  # noqa: E402
 from microrelease.core import load_dataset  # noqa: E402
 from microrelease.core.criteria.criteria_set import Criteria  # noqa: E402
@@ -87,7 +87,7 @@ def test_large_mode_answers_k_map_against_a_given_population_as_the_pruned_searc
     beside distinct 2-diversity too; the answer is search_pruned's under the same Criteria."""
     import pandas as pd
 
-    from microrelease.app.explorer.k_map import PopulationTable
+    from microrelease.app.explorer.population import PopulationTable
     from microrelease.core.risk.k_map import KMap, code_population
 
     population = PopulationTable(pd.concat([wide.table] * 3, ignore_index=True).astype(str), "population.csv")

@@ -12,10 +12,10 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.explorer.large import DRAW_CAP, large_lattice  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
 from microrelease.app.main import Dashboard  # noqa: E402
-from microrelease.app.tabs.lattice.state import LatticeState  # noqa: E402
+from microrelease.app.tabs.lattice.lattice_state import LatticeState  # noqa: E402
 from microrelease.app.wide import wide_dataset  # noqa: E402
 from microrelease.core import load_sample  # noqa: E402
 from microrelease.core.search import search_pruned  # noqa: E402
@@ -126,7 +126,7 @@ def test_the_export_releases_a_node_of_a_large_lattice(wide):
 
 def test_a_large_table_run_from_the_data_tab_is_answered_by_the_pruned_search():
     from microrelease.app.main import sample_with_profile
-    from microrelease.app.tabs.data.state import DataState
+    from microrelease.app.tabs.data.data_state import DataState
 
     rng = np.random.default_rng(0)
     columns = [f"c{j}" for j in range(10)]  # masked once then '*': 3^10 = 59,049 nodes

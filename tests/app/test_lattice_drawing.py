@@ -12,14 +12,14 @@ pn = pytest.importorskip("panel")
 from bokeh.document import Document  # noqa: E402
 
 from microrelease.app.explorer.details import figure_text  # noqa: E402
-from microrelease.app.explorer.state import STATUS, Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import STATUS, Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.app.style import integer_ticks  # noqa: E402
 from microrelease.app.tabs.lattice import graph  # noqa: E402
 from microrelease.app.tabs.lattice.figure import LatticeFigure  # noqa: E402
 from microrelease.app.tabs.lattice.frontier import GROUPS, connectors, frontier, frontier_groups  # noqa: E402
-from microrelease.app.tabs.lattice.state import BARS, LatticeState  # noqa: E402
-from microrelease.app.tabs.lattice.view import FIGURES, LatticeView  # noqa: E402
+from microrelease.app.tabs.lattice.lattice_state import BARS, LatticeState  # noqa: E402
+from microrelease.app.tabs.lattice.lattice_view import FIGURES, LatticeView  # noqa: E402
 from microrelease.core import Hierarchy, Lattice, load_dataset  # noqa: E402
 
 

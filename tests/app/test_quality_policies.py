@@ -8,7 +8,7 @@ import json
 import pytest
 
 from microrelease.app.cli import main
-from microrelease.app.explorer.state import Explorer
+from microrelease.app.explorer.explorer import Explorer
 from microrelease.core import Criteria, load_sample
 from microrelease.core.lattice.quality import QUALITY_MODELS
 
@@ -45,8 +45,8 @@ def test_a_release_by_the_loss_policy_reports_its_loss_and_how_it_was_chosen(tmp
 def test_a_quality_policy_under_l_diversity_picks_the_best_satisfying_node_by_its_own_classes(policy, capsys):
     """The classes failing the model are suppressed; the chosen node's figure, recounted from its classes,
     is the smallest among every node that satisfies (each recounted the same way)."""
+    from microrelease.core.lattice.node_release import node_suppression
     from microrelease.core.lattice.quality import node_quality
-    from microrelease.core.lattice.release import node_suppression
     from microrelease.core.models.sensitive import prepare_models
 
     qi = "sex,age,race,marital-status"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.explorer.sidebar import Sidebar
-from microrelease.app.explorer.state import Explorer
 from microrelease.core import load_sample, query
 from microrelease.core.risk.criteria import AverageRisk, PopulationUniqueness, RecordsAtRisk
 from microrelease.core.risk.uniqueness import dankar

@@ -24,7 +24,7 @@ from microrelease.app.serve import (
     serve_options,
     served_hosts,
 )
-from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES
+from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES
 from microrelease.core import InvalidParameterError
 
 LOG = "served_security.log"

@@ -75,7 +75,7 @@ def test_a_numba_without_the_cache_index_we_read_means_compiling_as_before():
 
 
 def test_the_warm_up_child_hands_the_tabs_figures_back(monkeypatch):
-    from microrelease.app.tabs.microaggregation import state
+    from microrelease.app.tabs.microaggregation import microaggregation_state as state
 
     warm_up = WarmUp(["microaggregation"], niceness=0)
     warm_up.start()

@@ -10,14 +10,14 @@ import pytest
 
 pn = pytest.importorskip("panel")
 
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.explorer.summary import summary_text  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.explorer.headline import summary_text  # noqa: E402
 from microrelease.app.main import Dashboard, lattice_view, sample_with_profile, tradeoff_view  # noqa: E402
-from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES, DataState  # noqa: E402
+from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES, DataState  # noqa: E402
 from microrelease.app.tabs.lattice import graph  # noqa: E402
-from microrelease.app.tabs.lattice.state import LatticeState  # noqa: E402
-from microrelease.app.tabs.teaching.state import PAIRS_EXAMPLE, TeachingState, pairs_check  # noqa: E402
-from microrelease.app.tabs.tradeoff.state import TradeoffState, pareto_front  # noqa: E402
+from microrelease.app.tabs.lattice.lattice_state import LatticeState  # noqa: E402
+from microrelease.app.tabs.teaching.teaching_state import PAIRS_EXAMPLE, TeachingState, pairs_check  # noqa: E402
+from microrelease.app.tabs.tradeoff.tradeoff_state import TradeoffState, pareto_front  # noqa: E402
 from microrelease.core import DataError, check_k_anonymity, load_sample, query  # noqa: E402
 
 
@@ -136,7 +136,7 @@ def test_widgets_and_taps_drive_the_state():
 
 
 def test_export_writes_the_cli_files(samarati_explorer):
-    from microrelease.app.tabs.export.state import ExportState
+    from microrelease.app.tabs.export.export_state import ExportState
 
     samarati_explorer.selected = samarati_explorer.lattice.index((1, 1))
     csv, report, _ = ExportState(explorer=samarati_explorer).files()
@@ -147,7 +147,7 @@ def test_export_writes_the_cli_files(samarati_explorer):
 
 
 def test_teaching_find_vector_steps_highlight_probes(samarati_explorer):
-    from microrelease.app.tabs.teaching.view import TeachingView
+    from microrelease.app.tabs.teaching.teaching_view import TeachingView
 
     t = TeachingView(state=TeachingState(explorer=samarati_explorer))
     trace = samarati_explorer.find_vector().trace
@@ -213,7 +213,7 @@ def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures
     from microrelease.core import load_dataset, query
     from microrelease.core.data.samples import sample
     from microrelease.core.models.l_diversity import DistinctLDiversity
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import sensitive_frequency
 
     adult = sample("adult")
@@ -236,7 +236,7 @@ def test_privacy_models_in_the_explorer_match_the_core_and_colour_model_failures
 
 
 def test_tradeoff_axes_are_the_metrics_registry_and_the_front_follows_each_direction():
-    from microrelease.app.tabs.tradeoff.view import TradeoffView
+    from microrelease.app.tabs.tradeoff.tradeoff_view import TradeoffView
     from microrelease.core.lattice.metrics import METRICS
 
     dataset, profile = sample_with_profile("adult")
@@ -285,7 +285,7 @@ def test_data_run_on_a_worker_thread_can_be_cancelled():
 def test_a_bug_in_the_data_run_shows_a_failure_and_logs_the_traceback(monkeypatch, caplog):
     import threading
 
-    from microrelease.app.tabs.data import state as data_state
+    from microrelease.app.tabs.data import data_state
 
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in the profile")
@@ -308,7 +308,7 @@ def test_a_bug_in_the_data_run_shows_a_failure_and_logs_the_traceback(monkeypatc
 
 
 def test_the_data_view_shows_input_errors_and_lets_bugs_surface():
-    from microrelease.app.tabs.data.view import DataView
+    from microrelease.app.tabs.data.data_view import DataView
     from microrelease.core import MicroreleaseError
 
     view = DataView(state=DataState(explorer=Explorer(*sample_with_profile("samarati"), k=2)))

@@ -14,8 +14,8 @@ from browser_util import IDLE, errors, screenshot, set_number
 pn = pytest.importorskip("panel")
 
 from microrelease.app.cli import main  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
-from microrelease.app.explorer.summary import summary_text  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
+from microrelease.app.explorer.headline import summary_text  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
 from microrelease.core import Hierarchy, load_dataset  # noqa: E402
 

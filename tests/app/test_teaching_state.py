@@ -13,12 +13,12 @@ pn = pytest.importorskip("panel")
 hv = pytest.importorskip("holoviews")
 
 from microrelease.app.explorer.details import NodeDetails, failing_classes  # noqa: E402
-from microrelease.app.explorer.state import Explorer  # noqa: E402
+from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.main import sample_with_profile  # noqa: E402
-from microrelease.app.tabs.lattice.view import LatticeView  # noqa: E402
-from microrelease.app.tabs.teaching import state as teaching  # noqa: E402
-from microrelease.app.tabs.teaching.state import VT_FIRST, TeachingState  # noqa: E402
-from microrelease.app.tabs.teaching.view import PRESENTING, TeachingView  # noqa: E402
+from microrelease.app.tabs.lattice.lattice_view import LatticeView  # noqa: E402
+from microrelease.app.tabs.teaching import teaching_state as teaching  # noqa: E402
+from microrelease.app.tabs.teaching.teaching_state import VT_FIRST, TeachingState  # noqa: E402
+from microrelease.app.tabs.teaching.teaching_view import PRESENTING, TeachingView  # noqa: E402
 from microrelease.core import Hierarchy, load_dataset  # noqa: E402
 
 PLAIN_VECTOR = re.compile(r"^\(\d+, \d+\)$")
@@ -157,7 +157,7 @@ def test_table_titles_from_column_names_are_escaped():
 
 
 def test_the_pairs_check_of_a_release_with_no_rows_says_0_instead_of_failing():
-    from microrelease.app.tabs.teaching.state import pairs_check
+    from microrelease.app.tabs.teaching.teaching_state import pairs_check
 
     empty = pd.DataFrame({"age": pd.Series([], dtype=str), "zip": pd.Series([], dtype=str),
                           "sex": pd.Series([], dtype=str)})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from microrelease.app.tabs.data.state import MAX_UPLOAD_BYTES, DataState, source_name
+from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES, DataState, source_name
 
 PREVIEW_ROWS = 10
 PREVIEW_COLUMNS = 40  # a wider table's preview shows its first columns: a column is a Tabulator column in the page

@@ -15,7 +15,7 @@ from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Legend, NumeralT
 from bokeh.plotting import figure
 from bokeh.transform import factor_cmap
 
-from microrelease.app.explorer.state import STATUS
+from microrelease.app.explorer.explorer import STATUS
 from microrelease.app.style import (
     BAND,
     CANVAS,

@@ -2,7 +2,7 @@
 
 from microrelease.core.lattice.hierarchies.arx import find_hierarchy_file, read_arx, write_arx
 from microrelease.core.lattice.hierarchies.builders import dates, intervals, masking, taxonomy
-from microrelease.core.lattice.hierarchies.model import MISSING, Hierarchy
+from microrelease.core.lattice.hierarchies.hierarchy import MISSING, Hierarchy
 from microrelease.core.lattice.hierarchies.names import describe_levels, describe_vector, describe_vectors
 
 __all__ = [

@@ -12,7 +12,7 @@ import io
 from pathlib import Path
 
 from microrelease.core.exceptions import DataError, HierarchyError
-from microrelease.core.lattice.hierarchies.model import Hierarchy
+from microrelease.core.lattice.hierarchies.hierarchy import Hierarchy
 
 
 def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = ";") -> Hierarchy:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from microrelease.core.exceptions import HierarchyError
-from microrelease.core.lattice.hierarchies.model import Hierarchy
+from microrelease.core.lattice.hierarchies.hierarchy import Hierarchy
 from microrelease.core.lattice.hierarchies.names import AS_IS, TOP
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from microrelease.core.lattice.hierarchies.model import Hierarchy
+    from microrelease.core.lattice.hierarchies.hierarchy import Hierarchy
 
 AS_IS = "as is"  # level 0: the original values
 TOP = "*"  # the usual single top value: every value suppressed to "any"

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import microrelease.core as core_package
 from microrelease.core import CRITERIA, Criteria, InvalidParameterError, KAnonymity, load_dataset
-from microrelease.core.criteria.base import ClassView, Criterion, Scope, Statistic, monotone
 from microrelease.core.criteria.controls import CONTROL, controls_of, keyword
+from microrelease.core.criteria.criterion import ClassView, Criterion, Scope, Statistic, monotone
 from microrelease.core.criteria.registry import control_groups, flag, parse_criterion, spec_parameters
-from microrelease.core.lattice.release import node_suppression
+from microrelease.core.lattice.node_release import node_suppression
 from microrelease.core.models.sensitive import sensitive_frequency
 from microrelease.core.risk.k_map import KMap, code_population
 

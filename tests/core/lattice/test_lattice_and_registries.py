@@ -14,7 +14,7 @@ from microrelease.core import METRICS, POLICIES, Cancelled, Lattice, build_profi
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.policies import prefer
 from microrelease.core.lattice.profile import MEMORY_BUDGET, profile_frequency_set, roll_up
-from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.model_profile import build_model_profile
 
 
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=4))

@@ -70,7 +70,7 @@ def test_every_model_at_every_node_equals_its_definition(seed, tmp_path):
 def test_under_l_diversity_every_model_at_every_node_equals_its_definition(seed, tmp_path):
     """The classes failing distinct l-diversity are suppressed whatever k is; the compiled roll-up and the
     node-by-node path agree with the definitions."""
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
 
     rng = np.random.default_rng(100 + seed)
@@ -105,7 +105,7 @@ def test_the_optimum_is_the_best_satisfying_node_and_the_best_k_minimal_one_is_g
 def test_dm_star_with_t_closeness_has_arx_s_optimum_and_counts_the_failing_classes():
     """ARX's DM* optimum on adult (QIs as below, sensitive occupation, equal-distance 0.2-closeness,
     k = 5, 4 % suppression): [1,4,1,0,3,2,2,1] with 311,880,088; the classes failing the model count."""
-    from microrelease.core.models.profile import build_model_profile
+    from microrelease.core.models.model_profile import build_model_profile
     from microrelease.core.models.sensitive import prepare_models
 
     qi = ("sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class")
@@ -118,7 +118,7 @@ def test_dm_star_with_t_closeness_has_arx_s_optimum_and_counts_the_failing_class
     assert answer.lattice.node(best) == (1, 4, 1, 0, 3, 2, 2, 1)
     assert QUALITY_MODELS["dm-star"].score(compiled, 5)[best] == 311_880_088
     # the failing classes' squares are those of the classes a node's release drops for the model
-    from microrelease.core.lattice.release import node_suppression
+    from microrelease.core.lattice.node_release import node_suppression
 
     node = answer.lattice.node(best)
     suppression = node_suppression(dataset, node, Criteria.of(5, *models, sensitive=frequency))

@@ -13,7 +13,7 @@ from hypothesis import given
 
 from microrelease.core import build_profile, generalize, load_dataset, outlier_matrix, query
 from microrelease.core.lattice.generalization import suppressed_count
-from microrelease.core.lattice.release import check_k_anonymity
+from microrelease.core.lattice.node_release import check_k_anonymity
 
 from brute import all_nodes, class_counter, k_minimal, level_maps, min_satisfying_height, suppressed
 from strategies import random_cases

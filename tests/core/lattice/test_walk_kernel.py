@@ -6,7 +6,7 @@ import pandas as pd
 
 from microrelease.core import Hierarchy, build_profile, load_dataset
 from microrelease.core.lattice.walk_kernel import walk_profile
-from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.model_profile import build_model_profile
 from microrelease.core.models.sensitive import prepare_models
 from microrelease.core.risk.k_map import code_population, joint_profile
 

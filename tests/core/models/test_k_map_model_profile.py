@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from microrelease.core import POLICIES, Hierarchy, build_model_profile, load_dataset, prepare_models, query
-from microrelease.core.models.base import TOLERANCE
+from microrelease.core.models.privacy_model import TOLERANCE
 from microrelease.core.risk.k_map import KMap, code_population
 
 from brute import all_nodes, level_maps

@@ -28,9 +28,9 @@ from microrelease.core import (
 )
 from microrelease.core.criteria.registry import parse_criterion as parse_model
 from microrelease.core.criteria.registry import spec_parameters
-from microrelease.core.models.base import KernelCode, Statistic
 from microrelease.core.models.l_diversity import DistinctLDiversity
-from microrelease.core.models.rollup_kernels import KERNEL_KINDS
+from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS
+from microrelease.core.models.privacy_model import KernelCode, Statistic
 from microrelease.core.models.t_closeness import GROUNDS, TCloseness
 
 PRIVACY_MODELS = {name: cls for name, cls in CRITERIA.items() if issubclass(cls, PrivacyModel)}

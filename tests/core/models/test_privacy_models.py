@@ -23,7 +23,7 @@ from microrelease.core import (
     query,
 )
 from microrelease.core.models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
-from microrelease.core.models.profile import build_model_profile, explain_node
+from microrelease.core.models.model_profile import build_model_profile, explain_node
 from microrelease.core.models.sensitive import sensitive_frequency
 from microrelease.core.models.t_closeness import TCloseness, emd_hierarchical
 

@@ -29,7 +29,7 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.exceptions import DataError, VerificationError
-from microrelease.core.lattice import release as release_module
+from microrelease.core.lattice import node_release as release_module
 from microrelease.core.lattice.reference_check import ReferenceCheck, check_against_report
 
 # adult, salary-class, 0.5-closeness, k = 5: suppression moves the file's distribution enough that

@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 
 from microrelease.core import Criteria, Hierarchy, OutputOptions, load_dataset, write_release
+from microrelease.core.dp.dp_release import write_dp_release
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
-from microrelease.core.dp.release import write_dp_release
 from microrelease.core.exceptions import OutputError
+from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import microaggregate
-from microrelease.core.micro.release import write_microaggregation
 from microrelease.core.release import audit_path, report_path
 from microrelease.core.release.target import audit_mac
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import microrelease.core.lattice.release as release_module
+import microrelease.core.lattice.node_release as release_module
 from microrelease.core import (
     Criteria,
     Hierarchy,

@@ -26,13 +26,13 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.data.samples import sample, sample_data_folder
+from microrelease.core.dp.dp_release import write_dp_release
 from microrelease.core.dp.microdata import dp_release
-from microrelease.core.dp.release import write_dp_release
 from microrelease.core.exceptions import OutputError
+from microrelease.core.lattice.node_release import NodeRelease
 from microrelease.core.lattice.policies import POLICIES, weight_vector
-from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import microaggregate
-from microrelease.core.micro.release import write_microaggregation
 from microrelease.core.release import file_target, html_path, report_path
 
 ADULT = sample("adult")
@@ -293,8 +293,8 @@ def test_other_releases_get_a_page_of_their_parameters_counts_and_checks(tmp_pat
 
 
 def test_a_folder_release_has_its_page_in_the_folder(tmp_path):
-    from microrelease.core.sequential.model import load_sequential
-    from microrelease.core.sequential.release import anonymize_sequential, write_sequential
+    from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
+    from microrelease.core.sequential.rt_data import load_sequential
 
     h = sample_data_folder("hospital")
     patients = pd.read_csv(h / "patients.csv", dtype=str).head(200)

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from microrelease.core import Criteria, load_sample, read_table
 from microrelease.core.data.samples import sample
-from microrelease.core.lattice.release import NodeRelease
+from microrelease.core.lattice.node_release import NodeRelease
 from microrelease.core.release.report_html import render_report
 from microrelease.core.risk.k_map import KMap, code_population
 

@@ -23,8 +23,8 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.data.samples import sample, sample_data_folder
+from microrelease.core.dp.dp_release import write_dp_release
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
-from microrelease.core.dp.release import write_dp_release
 from microrelease.core.engines import DaskEngine
 
 ADULT = sample("adult")
@@ -116,8 +116,8 @@ def test_dp_releases_are_shuffled(sorted_by_age, method, tmp_path):
 
 
 def test_sequential_releases_are_shuffled(tmp_path):
-    from microrelease.core.sequential.model import load_sequential
-    from microrelease.core.sequential.release import anonymize_sequential, write_sequential
+    from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
+    from microrelease.core.sequential.rt_data import load_sequential
 
     h = sample_data_folder("hospital")
     patients = pd.read_csv(h / "patients.csv", dtype=str).sort_values(["age", "sex", "zip"], kind="stable").head(1200)

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sweeps import sweep
 
-from microrelease.core.criteria.base import Scope
+from microrelease.core.criteria.criterion import Scope
 from microrelease.core.criteria.registry import CRITERIA as REGISTRY
 from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.data.dataset import load_dataset

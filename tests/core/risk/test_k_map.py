@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from microrelease.core import Criteria, DataError, InvalidParameterError, load_dataset, query
-from microrelease.core.lattice.release import node_suppression
+from microrelease.core.lattice.node_release import node_suppression
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile
 
 from brute import all_nodes, class_counter, k_minimal, level_maps

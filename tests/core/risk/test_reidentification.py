@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from microrelease.core import Hierarchy, build_profile, load_dataset
 from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.models.l_diversity import DistinctLDiversity
-from microrelease.core.models.profile import build_model_profile
+from microrelease.core.models.model_profile import build_model_profile
 from microrelease.core.models.sensitive import sensitive_frequency
 from microrelease.core.risk.reidentification import FIGURES, Risk, node_risk, population_sizes, table_risk
 

@@ -32,8 +32,8 @@ from microrelease.core import (
 )
 from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice.generalization import class_representatives, class_sizes, generalize_codes
+from microrelease.core.lattice.node_release import node_suppression
 from microrelease.core.lattice.quality import node_quality
-from microrelease.core.lattice.release import node_suppression
 from microrelease.core.risk.k_map import KMap, code_population, joint_profile
 from microrelease.core.search import search_pruned, supports
 

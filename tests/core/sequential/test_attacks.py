@@ -23,8 +23,8 @@ from microrelease.core.sequential.attacks import (
     subsequence_attack,
 )
 from microrelease.core.sequential.guarantee import original_records, released_records
-from microrelease.core.sequential.model import load_sequential
-from microrelease.core.sequential.release import anonymize_sequential, write_sequential
+from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 
 HOSPITAL = sample_data_folder("hospital")
 CODES = Hierarchy("code", tuple((f"{c}{b}{i}", f"{c}{b}*", f"{c}**", "*") for c in "AB" for b in "01" for i in "01"))

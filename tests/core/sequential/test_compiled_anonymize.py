@@ -13,7 +13,7 @@ from microrelease.core.sequential.alignment_oracle import group_consensus
 from microrelease.core.sequential.anonymize import anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
-from microrelease.core.sequential.model import load_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 
 
 def hospital(every: int):

@@ -19,7 +19,7 @@ from microrelease.core.sequential.anonymize import anonymize_groups
 from microrelease.core.sequential.cost import CostModel, CostWeights, node_ncp, time_span
 from microrelease.core.sequential.grouping import centrality, group_entities, sketch
 from microrelease.core.sequential.grouping_kernels import all_nearest, build_tree
-from microrelease.core.sequential.model import load_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 from microrelease.core.sequential.satellites import SLOTS
 from microrelease.core.sequential.study import load_study
 from microrelease.core.sequential.study_config import read_study

@@ -28,7 +28,7 @@ from microrelease.core.sequential.cost import (
 from microrelease.core.sequential.group_loss import LossModel
 from microrelease.core.sequential.grouping import group_entities
 from microrelease.core.sequential.grouping_kernels import build_tree, forget, nearest
-from microrelease.core.sequential.model import load_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 
 HOSPITAL = sample_data_folder("hospital")
 CODES = Hierarchy("code", tuple((f"{c}{b}{i}", f"{c}{b}*", f"{c}**", "*") for c in "AB" for b in "01" for i in "01"))

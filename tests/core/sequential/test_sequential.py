@@ -14,8 +14,8 @@ from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.attacks import subsequence_attack
 from microrelease.core.sequential.cost import CostModel, CostWeights, ncp_matrix
 from microrelease.core.sequential.guarantee import check_release
-from microrelease.core.sequential.model import load_sequential
-from microrelease.core.sequential.release import anonymize_sequential
+from microrelease.core.sequential.pipeline import anonymize_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 
 HOSPITAL = sample_data_folder("hospital")
 CODES = Hierarchy("code", tuple((f"{c}{b}{i}", f"{c}{b}*", f"{c}**", "*") for c in "AB" for b in "01" for i in "01"))

@@ -19,8 +19,8 @@ from sweeps import sweep
 from microrelease.core import DataError, Hierarchy, InvalidParameterError, load_dataset
 from microrelease.core.sequential.cost import CostWeights
 from microrelease.core.sequential.guarantee import check_release
-from microrelease.core.sequential.model import load_sequential
-from microrelease.core.sequential.release import anonymize_sequential, write_sequential
+from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
+from microrelease.core.sequential.rt_data import load_sequential
 
 CODES = Hierarchy("code", tuple((f"{c}{b}{i}", f"{c}{b}*", f"{c}**", "*") for c in "AB" for b in "01" for i in "01"))
 AGE = Hierarchy("age", tuple((str(a), f"{a // 10 * 10}s", "*") for a in range(20, 40)))
