@@ -1,5 +1,5 @@
 """Layout rules: core is pure computation and never imports the app; views only bind widgets to
-state (no core writer, no thread); the README's Layout names every folder and core module; the
+state (no core writer, no thread); docs/architecture.md's Layout names every folder and core module; the
 wheel lists every package."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+from docs_text import page, section
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN_IN_CORE = {"panel", "param", "bokeh", "holoviews", "microrelease.app", "app"}
@@ -76,13 +78,9 @@ def test_views_call_no_core_writer_and_start_no_thread():
 
 
 def readme_section(heading: str) -> str:
-    """The README's text under ``heading`` (a ``## `` or ``### `` line), up to the next heading of that
-    level or above."""
-    readme = (ROOT / "README.md").read_text()
-    level = heading.split(" ")[0]
-    text = readme[readme.index(f"\n{heading}\n") + 1:]
-    ends = [text.index(f"\n{h} ", 1) for h in ("#" * n for n in range(1, len(level) + 1)) if f"\n{h} " in text[1:]]
-    return text[:min(ends)] if ends else text
+    """docs/architecture.md's text under ``heading`` (a ``## `` or ``### `` line), up to the next heading of
+    that level or above (the README's Layout and glossary moved there)."""
+    return section(page("architecture.md"), heading)
 
 
 def bullets(text: str) -> list[tuple[int, str]]:
@@ -134,7 +132,7 @@ def test_readme_layout_names_every_folder_and_each_core_module_in_its_folder_bul
         folder = parts[0] if len(parts) > 1 else ""  # a module at core's top is named in core's own bullet
         if f"`{path.stem}`" not in by_folder.get(folder, ""):
             missing.append(str(path.relative_to(ROOT)))
-    assert not missing, f"README's Layout does not name (in its folder's bullet): {missing}"
+    assert not missing, f"docs/architecture.md's Layout does not name (in its folder's bullet): {missing}"
 
 
 def test_readme_folder_bullets_are_read_per_folder():

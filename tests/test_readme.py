@@ -1,4 +1,4 @@
-"""The README's Python example runs as written, and CI runs the README's test command."""
+"""The README's and the docs' Python examples run as written, and CI runs the README's test command."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import json
 import re
 from pathlib import Path
 
+from docs_text import page, section
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+DECISION = page("how-to/release-decision.md")  # the README's further API examples moved there
 
 
 def test_python_example_runs(tmp_path, monkeypatch, capsys):
@@ -21,9 +24,9 @@ def test_python_example_runs(tmp_path, monkeypatch, capsys):
 
 
 def test_criteria_example_releases_under_every_criterion_it_names(tmp_path, monkeypatch, capsys):
-    block = re.findall(r"```python\n(.*?)```", README.split("## Python API")[1], re.S)[1]
+    block = re.findall(r"```python\n(.*?)```", section(DECISION, "## In Python"), re.S)[0]
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/how-to/release-decision.md", "exec"), {})
     out = capsys.readouterr().out
     assert out.strip() == "['rows', '5-anonymity', 'distinct 2-diversity'] 14"
     report = json.loads((tmp_path / "adult_l2.report.json").read_text())
@@ -34,8 +37,8 @@ def test_criteria_example_releases_under_every_criterion_it_names(tmp_path, monk
 
 
 def test_pruned_search_example_runs(capsys):
-    block = re.findall(r"```python\n(.*?)```", README.split("## Python API")[1], re.S)[2]
-    exec(compile(block, "README.md", "exec"), {})
+    block = re.findall(r"```python\n(.*?)```", section(DECISION, "## In Python"), re.S)[1]
+    exec(compile(block, "docs/how-to/release-decision.md", "exec"), {})
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("(0, 3, 0, 1, 3, 1, 1, 2) 0.358785 ")  # ARX's Loss optimum on adult, k = 5, 1 %
     assert lines[1] == "324 k-minimal nodes"
@@ -88,7 +91,7 @@ def test_reference_distribution_paragraph_holds(tmp_path, monkeypatch, capsys):
 
     from microrelease.core import Criteria, OutputOptions, load_sample, prepare_models, write_release
 
-    text = README.split("### Which distribution t-closeness is measured against")[1].split("\n## ")[0]
+    text = section(page("explanation/criteria.md"), "### Which distribution t-closeness is measured against")
     said = " ".join(text.split())
     assert "node [1,1,0,2,1,0,2,1], MaxSup 4,000: 3,044 rows suppressed, 341 classes" in said
     assert "`release --publish-reference` (`OutputOptions(publish_reference=True)`, the dashboard's export" in said
@@ -113,7 +116,7 @@ def test_reference_distribution_paragraph_holds(tmp_path, monkeypatch, capsys):
     block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
     shutil.copy(dataset.source, tmp_path / "adult.csv")
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/explanation/criteria.md", "exec"), {})
     first, second = capsys.readouterr().out.splitlines()
     file_worst, file_passes, unchecked = first.split()
     assert (file_passes, unchecked) == ("False", "True") and 0.5 < float(file_worst)

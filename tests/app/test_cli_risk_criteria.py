@@ -72,7 +72,7 @@ def test_a_release_of_a_sample_reports_the_population_s_risk_from_the_written_fi
     est = dankar(values.index.to_numpy(), values.to_numpy(), 0.1)
     assert population["uniques_share"] == (est.share if est.converged else None)
     assert population["population_records"] == pytest.approx(sizes.sum() / 0.1)
-    assert "journalist_highest" not in population  # f / fraction is no population size (see the README)
+    assert "journalist_highest" not in population  # f / fraction is no population size (see docs/how-to/risk-and-k-map.md)
     page = (tmp_path / "r.report.html").read_text()
     assert "Population uniques, estimated" in page and "sampling fraction 0.1" in page
     code = main(["release", "--sample", "adult", "--k", "2", "--sampling-fraction", "1.5", "-o", str(tmp_path / "x.csv")])

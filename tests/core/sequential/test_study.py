@@ -238,15 +238,15 @@ def test_f_sees_a_satellite_column_as_one_qi_through_the_first_rows(tmp_path):
     assert got == pytest.approx(expected)
 
 
-def test_the_readme_study_sketch_is_valid_toml_and_reads_as_a_study(tmp_path):
+def test_the_docs_study_sketch_is_valid_toml_and_reads_as_a_study(tmp_path):
     import re
     import tomllib
-    from pathlib import Path
+
+    from docs_text import page
 
     from microrelease.core.sequential.study_config import parse_study
 
-    readme = (Path(__file__).parents[3] / "README.md").read_text()
-    block = re.search(r"```toml\n(.*?)```", readme, re.S).group(1)
+    block = re.search(r"```toml\n(.*?)```", page("how-to/relational-sequential-study.md"), re.S).group(1)
     study = parse_study(tomllib.loads(block), tmp_path)
     assert [t.name for t in study.tables] == ["patients", "insurance", "prescriptions"]
     assert study.anonymization == {"k": 5}

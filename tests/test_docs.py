@@ -1,0 +1,118 @@
+"""The documentation: a README that is a README (short, linking only to pages that exist), a site that
+mkdocs builds with --strict and no warning, and every Python block of its pages run by a test or marked
+as not run."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from docs_text import DOCS, NOT_RUN, ROOT, RUN_BY, page, pages, python_blocks, readme, section
+
+MKDOCS = Path(sys.executable).parent / "mkdocs"
+
+
+def test_the_readme_is_at_most_150_lines():
+    assert len(readme().splitlines()) <= 150
+
+
+def test_the_readme_links_only_to_docs_pages_that_exist():
+    links = re.findall(r"\]\(([^)\s]+)\)", readme())
+    assert len(links) >= 10  # the parse sees the links
+    missing = []
+    for link in links:
+        if re.match(r"[a-z]+://", link):
+            continue  # no external link is checked here; the README has none
+        target = link.split("#")[0]
+        assert target.startswith("docs/") and target.endswith(".md"), f"the README links outside docs/: {link}"
+        if not (ROOT / target).is_file():
+            missing.append(link)
+    assert not missing
+
+
+def test_every_docs_page_is_in_the_nav():
+    import yaml
+
+    class Loader(yaml.SafeLoader):  # mkdocs.yml may hold !!python tags: read it without them
+        pass
+
+    Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    nav = yaml.load((ROOT / "mkdocs.yml").read_text(), Loader=Loader)["nav"]
+
+    def files(item):
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, list):
+            for x in item:
+                yield from files(x)
+        elif isinstance(item, dict):
+            for x in item.values():
+                yield from files(x)
+
+    listed = set(files(nav))
+    assert {str(p.relative_to(DOCS)) for p in pages()} == listed
+
+
+def test_mkdocs_builds_the_site_strictly_without_a_warning(tmp_path):
+    if not MKDOCS.exists():
+        pytest.fail(f"mkdocs is not installed beside {sys.executable}: pip install '.[test]' (or '.[docs]')")
+    done = subprocess.run([str(MKDOCS), "build", "--strict", "--site-dir", str(tmp_path / "site")], cwd=ROOT,
+                          capture_output=True, text=True, env={**__import__("os").environ, "NO_MKDOCS_2_WARNING": "1"})
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "WARNING" not in output and "ERROR" not in output, output
+    core = (tmp_path / "site" / "reference" / "core" / "index.html").read_text()
+    from microrelease.core import __all__ as exported
+
+    assert all(f'id="microrelease.core.{name}"' in core for name in exported)  # every exported name documented
+
+
+def test_the_reference_pages_list_every_exported_name_of_their_package():
+    for name in ("core", "dp", "engines", "release", "search", "hierarchies"):
+        text = page(f"reference/{name}.md")
+        module = re.search(r"^::: (\S+)", text, re.M).group(1)
+        import importlib
+
+        listed = re.findall(r"^\s+- (\w+)$", text, re.M)
+        assert listed == list(importlib.import_module(module).__all__), name
+
+
+def test_every_python_block_of_the_docs_is_run_by_a_test_or_marked_not_run():
+    seen, unmarked, wrong = 0, [], []
+    for path in pages():
+        name = str(path.relative_to(DOCS))
+        for before, code in python_blocks(path.read_text()):
+            seen += 1
+            ast.parse(code)  # every block is Python, run or not
+            if before.strip() == NOT_RUN:
+                continue
+            marker = RUN_BY.fullmatch(before.strip())
+            if marker is None:
+                unmarked.append(f"{name}: {code.splitlines()[0]}")
+                continue
+            test_file, test_name = marker.groups()
+            source = (ROOT / test_file).read_text() if (ROOT / test_file).is_file() else ""
+            # the named test exists, and its file reads this page
+            if f"def {test_name}(" not in source or f"\"{name}\"" not in source:
+                wrong.append(f"{name}: {before.strip()}")
+    assert seen >= 5  # the parse sees the blocks
+    assert not unmarked, f"mark each block '<!-- run by tests/FILE.py::TEST -->' or '{NOT_RUN}': {unmarked}"
+    assert not wrong
+
+
+def test_the_index_python_example_is_the_readmes():
+    """The README's first Python example (run by tests/test_readme.py) is the one getting started shows."""
+    readme_block = re.search(r"## Python API\n\n```python\n(.*?)```", readme(), re.S).group(1)
+    index_blocks = [code for _, code in python_blocks(section(page("index.md"), "## Python API"))]
+    assert index_blocks == [readme_block]
+
+
+def test_the_docs_give_the_two_commands_exactly_as_the_readme():
+    commands = re.findall(r"```bash\n(# [12]\. .*?)```", readme(), re.S)
+    assert len(commands) == 2
+    index = page("index.md")
+    assert all(c in index for c in commands)
