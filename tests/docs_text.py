@@ -26,11 +26,17 @@ def pages() -> list[Path]:
 
 
 def section(text: str, heading: str) -> str:
-    """The text under ``heading`` (a whole ``#…`` line), up to the next heading of that level or above."""
-    level = heading.split(" ")[0]
-    text = text[text.index(f"\n{heading}\n") + 1:]
-    ends = [text.index(f"\n{h} ", 1) for h in ("#" * n for n in range(1, len(level) + 1)) if f"\n{h} " in text[1:]]
-    return text[:min(ends)] if ends else text
+    """The text under ``heading`` (a whole ``#…`` line), up to the next heading of that level or above (a
+    ``#`` line inside a fenced code block is code, not a heading)."""
+    level = len(heading.split(" ")[0])
+    lines = text[text.index(f"\n{heading}\n") + 1:].splitlines(keepends=True)
+    fenced = False
+    for i, line in enumerate(lines[1:], start=1):
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced and line.startswith("#") and len(line.split(" ")[0]) <= level and set(line.split(" ")[0]) == {"#"}:
+            return "".join(lines[:i])
+    return "".join(lines)
 
 
 def python_blocks(text: str) -> list[tuple[str, str]]:
