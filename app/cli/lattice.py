@@ -108,7 +108,7 @@ def read_rows(request: LatticeRequest) -> Rows:
 
 def build(rows: Rows, request: LatticeRequest, kernel: str | None = None) -> LatticeProfile:
     """The whole-lattice profile: every (k, MaxSup, policy) question is answered from it."""
-    quality = POLICIES[request.query.policy].quality  # ARX's quality models read the quality profile too
+    quality = POLICIES[request.query.policy].reads_quality_profile  # Loss, entropy, KL read it
     kernel = kernel or ("auto" if request.strategy in ("profile", "pruned") else request.strategy)
     if rows.models:
         with progress_bar("lattice profile with privacy models", request.quiet) as bar:

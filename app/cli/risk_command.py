@@ -36,6 +36,7 @@ from microrelease.app.text import plural
 from microrelease.core import DataError, InvalidParameterError, MicroreleaseError, read_table
 from microrelease.core.data.dataset import resolve_hierarchies
 from microrelease.core.data.roles import Schema
+from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, describe_levels
 from microrelease.core.release.publish import strict_json
 from microrelease.core.risk import uniqueness
@@ -121,10 +122,8 @@ def _generalize(frame: pd.DataFrame, hierarchies: tuple[Hierarchy, ...], node: t
 
 def _hierarchies(table: TableRequest, node: tuple[int, ...]) -> tuple[Hierarchy, ...]:
     hierarchies = resolve_hierarchies(Schema(table.qi), table.hierarchies, table.hierarchy_dir)
-    heights = [h.height for h in hierarchies]
-    if len(node) != len(heights) or any(not 0 <= d <= h for d, h in zip(node, heights, strict=False)):
-        raise InvalidParameterError(f"{list(node)} is not a node of the lattice of {', '.join(table.qi)}: one level "
-                                    f"per QI, each from 0 to its height {heights}", parameter="node")
+    # the lattice's own check, as release's: the same line for the same bad --node
+    Lattice(tuple(h.height for h in hierarchies), table.qi).check_node(node)
     return hierarchies
 
 

@@ -50,7 +50,7 @@ def k_map_answer(rows: Rows, request: LatticeRequest, *, k_minimal: bool = True)
     model, _ = k_map_model(rows, request.k_map, request.quiet, joint=False)
 
     def profile():
-        quality = POLICIES[request.query.policy].quality
+        quality = POLICIES[request.query.policy].reads_quality_profile
         if rows.models:  # k-map beside l-diversity / t-closeness: the population joined into the models' walk
             with progress_bar("lattice profile with privacy models and k-map", request.quiet) as bar:
                 return build_model_profile(rows.dataset, rows.sensitive_frequency, rows.models, k_map=model,

@@ -140,7 +140,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         lattice too large for the profile (:func:`large_lattice`), the pruned search answers, off the page."""
         if profile is None and (searcher is not None or large_lattice(dataset)):
             return self._load_large(dataset, searcher)
-        quality = POLICIES[self.policy].quality  # see _with_quality
+        quality = POLICIES[self.policy].reads_quality_profile  # see _with_quality
         if profile is None or (quality and profile.quality is None):
             profile = build_profile(dataset, progress=progress, quality=quality,
                                     strategy=kernel_strategy("quality" if quality else "lattice"))

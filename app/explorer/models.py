@@ -30,7 +30,7 @@ class ModelSteps:
         """ARX's Loss reads the profile's share mass: built once, when such a policy is first chosen
         (a few times the plain profile's time). Under privacy models the models' profile is rebuilt
         with it (off the page, as any model profile); under k-map the K in force is rolled up again."""
-        if not POLICIES[self.policy].quality or self.profile.quality is not None:
+        if not POLICIES[self.policy].reads_quality_profile or self.profile.quality is not None:
             return
         if self.profile is self.plain_profile:
             self.plain_profile = self.profile = build_profile(self.dataset, strategy=kernel_strategy("quality"),
@@ -72,7 +72,7 @@ class ModelSteps:
                              "" if not specs else "Choose a sensitive attribute for the models.")
             return
         dataset, attribute = self.dataset, self.sensitive_attribute
-        quality = POLICIES[self.policy].quality  # the quality policies read share mass under models too
+        quality = POLICIES[self.policy].reads_quality_profile  # the quality policies read share mass under models too
         # k-map beside the models: the population joined into the models' walk (one profile per K)
         big_k, population = self.k_map, self._population
 

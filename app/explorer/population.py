@@ -158,7 +158,7 @@ class KMapSteps:
         except InvalidParameterError as exc:  # a K no class can reach: said, and nothing applied
             self._use_models((None, ()), self.plain_profile, f"k-map not applied: {exc}")
             return
-        profile = self.joint.profile(self.k_map, quality=POLICIES[self.policy].quality)
+        profile = self.joint.profile(self.k_map, quality=POLICIES[self.policy].reads_quality_profile)
         answer, preferred, note = self._compute(profile, self.k, self.max_sup, self.weights)
         with param.parameterized.batch_call_watchers(self):
             self.applied_frequency, self.applied_models = None, ()

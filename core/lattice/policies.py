@@ -44,6 +44,8 @@ class Policy:
     score: Score
     uses_weights: bool = False
     quality: bool = False  # ARX's quality model: scored from the profile, chosen among every satisfying node
+    # its score reads the quality profile (the share mass of :mod:`.quality_profile`): only then is it built
+    reads_quality_profile: bool = False
 
     @property
     def among(self) -> str:
@@ -64,7 +66,8 @@ POLICIES: dict[str, Policy] = {
                lambda lat, s, c, w: s.suppressed[c].astype(float)),
         Policy("weighted", "Weighted relative distance", "smallest sum(w_i * d_i/h_i)",
                lambda lat, s, c, w: relative_distance(lat, lat.grid[c] * w), uses_weights=True),
-        *(Policy(q.name, q.label, f"smallest {q.description}", policy_score(q.name), quality=True)
+        *(Policy(q.name, q.label, f"smallest {q.description}", policy_score(q.name), quality=True,
+                 reads_quality_profile=q.needs_mass)
           for q in QUALITY_MODELS.values()),
     )
 }

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from microrelease.core.risk.reidentification import prosecutor
+
 THRESHOLDS = (2, 3, 5, 10, 20)  # records in classes smaller than these: risk above 1/2, 1/3, ... 1/20
 
 
@@ -26,14 +28,14 @@ def class_figures(sizes: Sequence[int] | np.ndarray, thresholds: Sequence[int] =
     values, counts = np.unique(sizes, return_counts=True)
     rows = int(sizes.sum())
     smallest = int(values[0]) if len(values) else 0
+    highest, average = prosecutor(sizes)  # the risk family's formula, as table_risk reads it
     below = [{"below": int(t), "records": (n := int(sizes[sizes < t].sum())), "share": n / rows if rows else 0.0}
              for t in thresholds]
     return {
         "classes": {"count": len(sizes), "rows": rows, "smallest": smallest,
                     "largest": int(values[-1]) if len(values) else 0,
                     "histogram": [[int(s), int(c)] for s, c in zip(values, counts, strict=True)]},
-        "risk": {"highest": 1 / smallest if smallest else 0.0, "average_prosecutor": len(sizes) / rows if rows else 0.0,
-                 "records_in_small_classes": below},
+        "risk": {"highest": highest, "average_prosecutor": average, "records_in_small_classes": below},
     }
 
 

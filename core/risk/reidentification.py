@@ -93,6 +93,15 @@ def _check_population(population: object, sizes: np.ndarray) -> np.ndarray:
     return arr
 
 
+def prosecutor(sizes: np.ndarray) -> tuple[float, float]:
+    """The prosecutor's highest risk (1 / the smallest class) and average risk (ARX's success rate:
+    the mean of 1/f_j over the records = classes / rows) of classes of the given sizes, all at least 1;
+    both 0 when there are none. The one formula :func:`table_risk` and the release report's figures read."""
+    if not len(sizes):
+        return 0.0, 0.0
+    return 1.0 / float(sizes.min()), len(sizes) / float(sizes.sum())
+
+
 def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_fraction: float | None = None,
                population_sizes: Sequence[float] | np.ndarray | None = None) -> Risk:
     """Prosecutor, journalist and marketer risk of one released table (see the module docstring).
@@ -127,9 +136,10 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
     risk = 1.0 / f
     journalist = 1.0 / big_f
     marketer = float((f / big_f).sum()) / n
+    highest, average = prosecutor(f)
     return Risk(
-        highest=float(risk.max()),
-        average=len(f) / n,
+        highest=highest,
+        average=average,
         records_at_risk=int(f[risk > threshold].sum()) / n,
         journalist_highest=float(journalist.max()),
         journalist_average=max(len(f) / float(big_f.sum()), marketer),

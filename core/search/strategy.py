@@ -105,7 +105,7 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", memo
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
-    quality = check_policy(policy).quality
+    quality = check_policy(policy).reads_quality_profile
     prunable = supports(policy)
     if strategy == "pruned":
         if not prunable:

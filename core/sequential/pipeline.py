@@ -80,57 +80,75 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
     (None: all)."""
     target = folder_target(outdir, ("entities.csv", "events.csv"), protected=[*inputs, *protected], force=force)
     intervals = None if relative_time else release.intervals  # times in memory, not parsed from the text
-    entities = shuffled(release.entities)
-    events = in_random_blocks(release.events, data.entity_id)
-    if escape:
-        refuse_formula_headers([*entities.columns, *events.columns])
-        entities, events = escape_formulas(entities), escape_formulas(events)
-    tables = {"entities.csv": entities, "events.csv": events}
+    tables = {"entities": shuffled(release.entities), "events": in_random_blocks(release.events, data.entity_id)}
 
-    def write(paths):
-        for name, table in tables.items():
-            write_csv(table, paths[name])
-
-    def verify(paths):
-        ents = pd.read_csv(paths["entities.csv"], dtype=str, keep_default_na=False)
-        evs = pd.read_csv(paths["events.csv"], dtype=str, keep_default_na=False)
+    def verify_tables(read, tables):
+        ents, evs = read["entities"], read["events"]
         shared = check_release(ents, evs, entity_id=data.entity_id, qi=data.qi, sequence_key=data.sequence_key,
                                order_by=data.order_by, code=data.code)
         smallest = int(shared.min()) if len(shared) else 0
         checks = [
             Check("entities", len(ents) == data.n_entities, f"{len(ents)} written, {data.n_entities} expected"),
-            Check("events", len(evs) == len(events), f"{len(evs)} written, {len(events)} expected"),
+            Check("events", len(evs) == len(tables["events"]), f"{len(evs)} written, {len(tables['events'])} expected"),
             Check(f"{release.k}-anonymity over both parts", not len(shared) or smallest >= release.k,
                   f"every entity shares QIs and whole history with >= {smallest - 1} others"),
             Check("identifiers absent", not set(data.identifiers) & (set(ents.columns) | set(evs.columns)),
                   f"none of {list(data.identifiers)}"),
         ]
-        found = {f"entities.csv:{c}": v for c, v in formula_cells(ents).items()}
-        found |= {f"events.csv:{c}": v for c, v in formula_cells(evs).items()}
-        verified = with_formula_check(checks, found, escape, [*ents.columns, *evs.columns])
         # codes and QIs as written, times from memory
-        attack = attack_section(data, released_records(data, ents, evs, intervals), release, attack_sample,
-                                relative_time)
-        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
-                        {"attack": attack})
+        return checks, smallest, released_records(data, ents, evs, intervals), [*ents.columns, *evs.columns]
 
-    sizes = np.bincount(release.groups)
+    n_entities, n_events = len(tables["entities"]), len(tables["events"])
     body = {
         "kind": "relational + sequential",
         "parameters": {"k": release.k, "qi": list(data.qi), "identifiers_dropped": list(data.identifiers),
                        "pseudonyms": "drawn from OS entropy (never seeded)", "seeded": False,
                        "relative_time": relative_time, "columns": release.columns, **dict(parameters or {})},
         # how many events the input had (and so how many were suppressed) is the steward's: see the audit
-        "counts": {"input_entities": data.n_entities, "released_entities": len(entities),
-                   "released_events": len(events)},
-        "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
-        "input": [{"name": Path(p).name} for p in inputs],
-        "output": {"entities": len(entities), "events": len(events), "row_order": "random (drawn from OS entropy)"},
+        "counts": {"input_entities": data.n_entities, "released_entities": n_entities, "released_events": n_events},
     }
     # computed with the original data: the data steward's, not for publication
     audit = {"seeded": False,
              "counts": {"input_events": int(len(data.codes)), "suppressed_elements": int(release.suppressed_elements.sum())},
-             "missing_qi_values": data.missing_counts,
-             "losses": {"relational_ncp": round(release.relational_loss, 6), "sequence": round(release.sequence_loss, 6)},
+             "missing_qi_values": data.missing_counts}
+    return publish_tables(target, {name: f"{name}.csv" for name in tables}, tables, verify_tables, release=release,
+                          data=data, body=body, audit=audit, inputs=inputs, escape=escape, relative_time=relative_time,
+                          attack_sample=attack_sample,
+                          output={"entities": n_entities, "events": n_events,
+                                  "row_order": "random (drawn from OS entropy)"})
+
+
+def publish_tables(target, files: dict[str, str], tables: dict[str, pd.DataFrame], verify_tables, *,
+                   release: SequentialRelease, data: SequentialData, body: dict, audit: dict, output: dict,
+                   escape: bool, inputs: Sequence[str | Path], relative_time: bool,
+                   attack_sample: int | None) -> Published:
+    """The one study writer, for the relational + sequential release and a whole study alike: the
+    ``tables`` (already in random order) escaped when asked, written as ``files`` (table -> file name),
+    read back and checked, attacked, and published with the report last. ``verify_tables(read, tables)``:
+    from the tables as written (by table name) and as meant, the release's own checks, the smallest
+    shared set, the released records the attackers read and the columns the formula check names.
+    ``body`` and ``audit`` get the groups, the inputs (their checksums in the audit) and the losses."""
+    if escape:
+        refuse_formula_headers([c for frame in tables.values() for c in frame.columns])
+        tables = {name: escape_formulas(frame) for name, frame in tables.items()}
+
+    def write(paths):
+        for name, frame in tables.items():
+            write_csv(frame, paths[files[name]])
+
+    def verify(paths):
+        read = {name: pd.read_csv(paths[file], dtype=str, keep_default_na=False) for name, file in files.items()}
+        checks, smallest, released, columns = verify_tables(read, tables)
+        found = {f"{files[n]}:{c}": v for n, frame in read.items() for c, v in formula_cells(frame).items()}
+        verified = with_formula_check(checks, found, escape, columns)
+        attack = attack_section(data, released, release, attack_sample, relative_time)
+        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
+                        {"attack": attack})
+
+    sizes = np.bincount(release.groups)
+    body = {**body, "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
+            "input": [{"name": Path(p).name} for p in inputs], "output": output}
+    audit = {**audit, "losses": {"relational_ncp": round(release.relational_loss, 6),
+                                 "sequence": round(release.sequence_loss, 6)},
              "input": [{"name": Path(p).name, "checksum": file_checksum(p)} for p in inputs]}
     return publish(target, write, verify, body, audit=audit)

@@ -25,16 +25,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import file_checksum
 from microrelease.core.exceptions import DataError
-from microrelease.core.release import Check, Published, Verified, folder_target, publish, with_formula_check
-from microrelease.core.release.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
-from microrelease.core.release.table import write_csv
+from microrelease.core.release import Check, Published, folder_target
+from microrelease.core.release.cells import shuffled
 from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.cost import CostWeights
 from microrelease.core.sequential.event_codes import SEPARATOR
 from microrelease.core.sequential.guarantee import released_records, signatures, unescaped
-from microrelease.core.sequential.pipeline import anonymize_sequential, attack_section, in_random_blocks
+from microrelease.core.sequential.pipeline import anonymize_sequential, in_random_blocks, publish_tables
 from microrelease.core.sequential.rt_data import ENTITY_ID, IDENTIFIER, KEPT, SequentialData
 from microrelease.core.sequential.satellites import anonymize_satellite
 from microrelease.core.sequential.study import EVENT, VISIT, WHEN
@@ -149,16 +147,8 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
     event_names = {t.name for t in data.event_tables}
     tables = {name: in_random_blocks(frame, id_column(data, name)) if name in event_names else shuffled(frame)
               for name, frame in release.tables.items()}
-    if escape:
-        refuse_formula_headers([c for frame in tables.values() for c in frame.columns])
-        tables = {name: escape_formulas(frame) for name, frame in tables.items()}
 
-    def write(paths):
-        for name, frame in tables.items():
-            write_csv(frame, paths[names[name]])
-
-    def verify(paths):
-        read = {name: pd.read_csv(paths[file], dtype=str, keep_default_na=False) for name, file in names.items()}
+    def verify_tables(read, tables):
         merged = merged_from_tables(read, data)
         sig = study_signatures(read, data, merged)
         shared = sig.map(sig.value_counts())
@@ -175,15 +165,9 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
             Check("positions", _positions_ok(merged, data), "every visit's events numbered 1..n over all tables"),
             Check("identifiers absent", not identifiers & present, f"none of {sorted(identifiers)}"),
         ]
-        found = {f"{names[n]}:{c}": v for n, frame in read.items() for c, v in formula_cells(frame).items()}
-        verified = with_formula_check(checks, found, escape, sorted(present))
         intervals = None if relative_time else release.base.intervals
-        released = released_records(data, read[data.name], merged, intervals)
-        attack = attack_section(data, released, release.base, attack_sample, relative_time)
-        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
-                        {"attack": attack})
+        return checks, smallest, released_records(data, read[data.name], merged, intervals), sorted(present)
 
-    sizes = np.bincount(release.base.groups)
     body = {
         "kind": "relational + sequential study",
         "parameters": {"k": release.k, "tables": {"entities": data.name,
@@ -192,9 +176,6 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
                        "qi": list(data.qi), "pseudonyms": "drawn from OS entropy (never seeded)", "seeded": False,
                        "relative_time": relative_time, "columns": release.base.columns, **dict(parameters or {})},
         "counts": {"input_entities": data.n_entities, "released_rows": {n: len(f) for n, f in tables.items()}},
-        "groups": {"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())},
-        "input": [{"name": Path(p).name} for p in inputs],
-        "output": {"files": sorted(names.values()), "row_order": "random (drawn from OS entropy)"},
     }
     accounting = {}
     for sat in data.satellites:
@@ -204,8 +185,8 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
     for t in data.event_tables:
         accounting[t.name] = {"input_events": t.rows, "released_events": len(tables[t.name]),
                               "suppressed_events": release.suppressed[t.name]}
-    audit = {"seeded": False, "counts": accounting, "missing_qi_values": data.missing_counts,
-             "losses": {"relational_ncp": round(release.base.relational_loss, 6),
-                        "sequence": round(release.base.sequence_loss, 6)},
-             "input": [{"name": Path(p).name, "checksum": file_checksum(p)} for p in inputs]}
-    return publish(target, write, verify, body, audit=audit)
+    audit = {"seeded": False, "counts": accounting, "missing_qi_values": data.missing_counts}
+    return publish_tables(target, names, tables, verify_tables, release=release.base, data=data, body=body,
+                          audit=audit, output={"files": sorted(names.values()), "row_order": "random (drawn from OS "
+                                                                                             "entropy)"},
+                          escape=escape, inputs=inputs, relative_time=relative_time, attack_sample=attack_sample)

@@ -9,14 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
 import pytest
+from adult_k_map import class_counts, population_counts
 from browser_util import IDLE, NODE_XY, app_fixture, errors, follow_frames, screenshot, set_number, settle
 
 from microrelease.core.data.samples import sample
 
 LOG = "served_app_k_map.log"
-QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
 STATUSES = """() => { for (const m of Bokeh.documents[0].all_models)
   if (m.type === 'ColumnDataSource' && m.data.levels && m.data.status) return Array.from(m.data.status); return [] }"""
 
@@ -37,19 +36,8 @@ def cli_search(k_map: int) -> dict:
 
 def smallest_class_population(vector) -> int:
     """At MaxSup 0 a satisfying node releases every class: the population rows of its smallest one."""
-    s = sample("adult-sample")
-
-    def generalized(frame):
-        out = {}
-        for q, level in zip(QI, vector, strict=True):
-            rows = pd.read_csv(s.folder / f"adult_hierarchy_{q}.csv", sep=";", header=None, dtype=str,
-                               keep_default_na=False)
-            out[q] = frame[q].map(dict(zip(rows[0], rows[level], strict=True)))
-        return pd.DataFrame(out).groupby(QI).size()
-
-    read = dict(sep=";", dtype=str, keep_default_na=False)
-    sizes = generalized(pd.read_csv(s.path, **read))
-    population = generalized(pd.read_csv(s.population_path, **read)).reindex(sizes.index)
+    sizes = class_counts(sample("adult-sample").path, vector)
+    population = population_counts(vector).reindex(sizes.index)
     return int(population[sizes == sizes.min()].min())
 
 

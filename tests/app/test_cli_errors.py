@@ -524,3 +524,18 @@ def test_a_node_with_an_empty_or_bad_level_is_refused_the_same_way_by_every_comm
     code, _, err = run(capsys, command, "--sample", "toy", "--node", node, *out)
     assert code == 2 and err == f"microrelease: error: --node: expects levels like 0,4,1; got {node!r}\n"
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize(("node", "line"), [
+    ("1,2", "node [1, 2] has 2 levels but there are 3 QIs ['age', 'gender', 'zipcode']"),
+    ("0,9,0", "node [0, 9, 0]: level 9 of 'gender' is outside 0..1"),
+    ("-1,0,0", "node [-1, 0, 0]: level -1 of 'age' is outside 0..2"),
+])
+def test_a_node_outside_the_lattice_is_refused_with_one_line_by_release_and_risk_alike(tmp_path, capsys, node, line):
+    errors = []
+    for command, out in (("release", ["--k", "2", "-o", str(tmp_path / "out.csv")]), ("risk", [])):
+        code, _, err = run(capsys, command, "--sample", "toy", f"--node={node}", *out)
+        assert code == 2
+        errors.append(err)
+    assert errors == [f"microrelease: error: --node: {line}\n"] * 2
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -8,24 +8,10 @@ import json
 
 import pandas as pd
 import pytest
+from adult_k_map import QI, generalized, population_counts
 
 from microrelease.app.cli import main
 from microrelease.core.data.samples import sample
-
-QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
-
-
-def _population_counts(vector) -> pd.Series:
-    """The whole adult table generalized to ``vector`` with its ARX hierarchy files, grouped (independent
-    of the core's coding)."""
-    s = sample("adult-sample")
-    frame = pd.read_csv(s.population_path, sep=";", dtype=str, keep_default_na=False)
-    out = {}
-    for q, level in zip(QI, vector, strict=True):
-        rows = pd.read_csv(s.folder / f"adult_hierarchy_{q}.csv", sep=";", header=None, dtype=str,
-                           keep_default_na=False)
-        out[q] = frame[q].map(dict(zip(rows[0], rows[level], strict=True)))
-    return pd.DataFrame(out).groupby(QI).size()
 
 
 @pytest.mark.parametrize("node", [None, "0,2,1,1,2,2,2,1"])
@@ -37,7 +23,7 @@ def test_release_under_k_map_has_K_population_records_per_class(tmp_path, capsys
     report = json.loads((tmp_path / "r.report.json").read_text())
     vector = report["node"]["vector"]
     released = pd.read_csv(out, dtype=str, keep_default_na=False).groupby(QI).size()
-    population = _population_counts(vector).reindex(released.index, fill_value=0)
+    population = population_counts(vector).reindex(released.index, fill_value=0)
     assert (population >= 5).all() and len(released) > 0
     assert report["parameters"]["k_map"]["population"]["rows"] == 30162
     checks = {c["check"]: c for c in report["verification"]}
@@ -45,16 +31,6 @@ def test_release_under_k_map_has_K_population_records_per_class(tmp_path, capsys
     by_model = report["counts"]["suppressed_by_reason"]["by_model"]
     assert report["counts"]["suppressed_rows"] == by_model["5-map"]  # k = 1: only k-map suppresses
     assert (tmp_path / "r.report.html").exists()
-
-
-def _generalized(frame: pd.DataFrame, vector) -> pd.DataFrame:
-    s = sample("adult-sample")
-    out = {}
-    for q, level in zip(QI, vector, strict=True):
-        rows = pd.read_csv(s.folder / f"adult_hierarchy_{q}.csv", sep=";", header=None, dtype=str,
-                           keep_default_na=False)
-        out[q] = frame[q].map(dict(zip(rows[0], rows[level], strict=True)))
-    return pd.DataFrame(out)
 
 
 def test_search_k_minimal_nodes_meet_k_map_and_nodes_below_do_not(capsys):
@@ -65,12 +41,12 @@ def test_search_k_minimal_nodes_meet_k_map_and_nodes_below_do_not(capsys):
     frame = pd.read_csv(s.path, sep=";", dtype=str, keep_default_na=False)
     for minimal in result["k_minimal"][:3]:
         vector = minimal["vector"]
-        keys = pd.MultiIndex.from_frame(_generalized(frame, vector)).unique()
-        assert (_population_counts(vector).reindex(keys, fill_value=0) >= 5).all()
+        keys = pd.MultiIndex.from_frame(generalized(frame, vector)).unique()
+        assert (population_counts(vector).reindex(keys, fill_value=0) >= 5).all()
         lower = list(vector)
         lower[next(i for i, d in enumerate(vector) if d > 0)] -= 1  # one step down fails (MaxSup 0)
-        keys = pd.MultiIndex.from_frame(_generalized(frame, lower)).unique()
-        assert (_population_counts(lower).reindex(keys, fill_value=0) < 5).any()
+        keys = pd.MultiIndex.from_frame(generalized(frame, lower)).unique()
+        assert (population_counts(lower).reindex(keys, fill_value=0) < 5).any()
 
 
 @pytest.mark.parametrize(("extra", "flag"), [
@@ -126,7 +102,7 @@ def test_release_under_k_map_beside_l_diversity_holds_both_on_the_written_file(t
     vector = report["node"]["vector"]
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     classes = written.groupby(QI)
-    population = _population_counts(vector).reindex(classes.size().index, fill_value=0)
+    population = population_counts(vector).reindex(classes.size().index, fill_value=0)
     assert len(written) > 0 and (population >= 5).all() and (classes["salary-class"].nunique() >= 2).all()
     assert (classes.size() >= 2).all()
     assert report["parameters"]["criteria"] == {"k-anonymity": "2", "distinct-l-diversity": "distinct:2",

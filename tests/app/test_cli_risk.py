@@ -362,9 +362,8 @@ def test_a_population_value_missing_from_a_hierarchy_names_the_flag(tmp_path, ca
 
 
 @pytest.mark.parametrize(("node", "message"), [
-    ("1,2", "--node: [1, 2] is not a node of the lattice of age, gender, zipcode: one level per QI, each from 0 to "
-            "its height"),
-    ("0,9,0", "--node: [0, 9, 0] is not a node of the lattice"),
+    ("1,2", "--node: node [1, 2] has 2 levels but there are 3 QIs ['age', 'gender', 'zipcode']"),
+    ("0,9,0", "--node: node [0, 9, 0]: level 9 of 'gender' is outside 0..1"),
     ("1,x,0", "--node: expects levels like 0,4,1; got '1,x,0'"),
 ])
 def test_a_bad_node_names_the_node_flag(capsys, node, message):

@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("panel")
 
+from adult_k_map import QI, population_counts  # noqa: E402
+
 from microrelease.app.cli import main  # noqa: E402
 from microrelease.app.explorer.explorer import Explorer  # noqa: E402
 from microrelease.app.tabs.compare.compare_state import CompareState  # noqa: E402
@@ -20,22 +22,6 @@ from microrelease.app.tabs.export.export_state import ExportState  # noqa: E402
 from microrelease.core import Criteria, load_sample  # noqa: E402
 from microrelease.core.data.samples import sample  # noqa: E402
 from microrelease.core.search import search_pruned  # noqa: E402
-
-QI = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation"]
-
-
-def _generalized(frame: pd.DataFrame, vector) -> pd.DataFrame:
-    folder = sample("adult-sample").folder
-    out = {}
-    for q, level in zip(QI, vector, strict=True):
-        rows = pd.read_csv(folder / f"adult_hierarchy_{q}.csv", sep=";", header=None, dtype=str, keep_default_na=False)
-        out[q] = frame[q].map(dict(zip(rows[0], rows[level], strict=True)))
-    return pd.DataFrame(out)
-
-
-def _population_counts(vector) -> pd.Series:
-    frame = pd.read_csv(sample("adult-sample").population_path, sep=";", dtype=str, keep_default_na=False)
-    return _generalized(frame, vector).groupby(QI).size()
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +70,7 @@ def test_node_details_give_the_smallest_released_class_s_population(explorer):
         for node in (int(explorer.preferred), int(np.flatnonzero(explorer.answer.satisfying)[-1])):
             vector = explorer.lattice.node(node)
             sizes = explorer.release(node).released.groupby(QI).size()  # generalized already
-            population = _population_counts(vector).reindex(sizes.index)
+            population = population_counts(vector).reindex(sizes.index)
             assert (population >= 5).all()
             want = int(population[sizes == sizes.min()].min())
             assert explorer.smallest_released_population(node) == want
@@ -107,7 +93,7 @@ def test_k_map_beside_l_diversity_applies_the_model_profile_with_the_population(
     vector = e.lattice.node(node)
     released = e.release(node).released  # generalized already
     classes = released.groupby(QI)
-    population = _population_counts(vector).reindex(classes.size().index)
+    population = population_counts(vector).reindex(classes.size().index)
     assert len(released) > 0 and (population >= 5).all() and (classes["salary-class"].nunique() >= 2).all()
     assert e.dataset.n_rows - len(released) == e.answer.node(node).suppressed
     sizes = classes.size()
@@ -167,7 +153,7 @@ def test_the_export_writes_the_k_map_the_screen_shows(explorer, tmp_path):
         assert report["node"]["vector"] == list(explorer.lattice.node(explorer.preferred))
         assert published is not None
         written = pd.read_csv(tmp_path / "r.csv", dtype=str, keep_default_na=False).groupby(QI).size()
-        population = _population_counts(report["node"]["vector"]).reindex(written.index, fill_value=0)
+        population = population_counts(report["node"]["vector"]).reindex(written.index, fill_value=0)
         assert (population >= 5).all()
         assert report["counts"]["suppressed_rows"] == explorer.answer.node(explorer.preferred).suppressed
     finally:

@@ -89,3 +89,37 @@ def test_figures_reading_the_suppressed_rows_are_not_published_in_a_release_repo
     assert report["metrics"]["quality"] and not {"nu-entropy", "kl-divergence", "dm-star"} & set(report["metrics"]["quality"])
     assert report["decision"]["score"] is None and f"the policy {policy}" in report["decision"]["why"]
     assert report["metrics"]["suppressed"] > 0  # so the figures would have told something of the outliers
+
+
+SCORED_WITHOUT_SHARE_MASS = [name for name, q in QUALITY_MODELS.items() if not q.needs_mass]
+
+
+def test_the_policies_that_declare_reading_the_quality_profile_are_the_share_mass_models():
+    from microrelease.core.lattice.policies import POLICIES
+
+    assert {p.name for p in POLICIES.values() if p.reads_quality_profile} == {"loss", "nu-entropy", "kl-divergence"}
+    assert {"height", "precision", "discernibility", "dm-star", "aecs"} <= set(SCORED_WITHOUT_SHARE_MASS)
+
+
+@pytest.mark.parametrize("policy", SCORED_WITHOUT_SHARE_MASS)
+def test_a_question_under_a_policy_not_reading_the_quality_profile_does_not_build_it(policy, capsys, monkeypatch):
+    import microrelease.core.lattice.quality_profile as quality_profile
+    from microrelease.core.lattice.profile import build_profile
+    from microrelease.core.lattice.search import query
+
+    qi = "sex,age,race,marital-status"
+    dataset = load_sample("adult", qi=tuple(qi.split(",")))
+    k, max_sup = 5, dataset.n_rows // 100
+    expected = query(build_profile(dataset, quality=True), k, max_sup).preferred(policy).vector  # as before
+
+    def refuse(*_, **__):
+        raise AssertionError("the quality profile was built")
+
+    monkeypatch.setattr(quality_profile, "build_quality", refuse)
+    assert main(["search", "--sample", "adult", "--qi", qi, "--k", str(k), "--max-sup", str(max_sup), "--policy",
+                 policy, "--strategy", "profile", "--json", "--quiet"]) == 0
+    assert tuple(json.loads(capsys.readouterr().out)["preferred"]["vector"]) == tuple(expected)
+    explorer = Explorer(dataset=dataset)
+    explorer.k, explorer.max_sup = k, max_sup
+    explorer.policy = policy
+    assert explorer.profile.quality is None and explorer.profile.lattice.node(explorer.preferred) == tuple(expected)

@@ -242,3 +242,12 @@ def test_node_risk_checks_k():
     for k in (0, 3):
         with pytest.raises(InvalidParameterError, match="'k' parameter"):
             node_risk(tiny_profile(), k, threshold=0.2)
+
+
+def test_the_release_reports_prosecutor_figures_are_table_risks():
+    from microrelease.core.release.class_risk import class_figures
+
+    for sizes in ([1, 2, 3], [5], [4, 4, 7, 2, 9]):
+        risk, report = table_risk(sizes, threshold=0.5), class_figures(sizes)["risk"]
+        assert (report["highest"], report["average_prosecutor"]) == (risk.highest, risk.average)
+    assert class_figures([])["risk"]["highest"] == table_risk([], threshold=0.5).highest == 0.0
