@@ -25,19 +25,22 @@ def _histogram(counts):
     return sizes.astype(np.int64), freq.astype(np.int64)
 
 
-def inner_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off):
+def walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, histogram):
+    """(local node ids in visit order, segment offsets, histogram values, classes with each value) for
+    every node of the sub-lattice over the QIs in ``heights``: the depth-first roll-up, each node's classes
+    regrouped by sorting and summarised by ``histogram(counts) -> (values, frequencies)``."""
     p = len(heights)
     strides = np.ones(p, np.int64)
     for a in range(p - 2, -1, -1):
         strides[a] = strides[a + 1] * (heights[a + 1] + 1)
-    order, seg, sizes_out, counts_out = [], [0], [], []
+    order, seg, values_out, counts_out = [], [0], [], []
 
     def visit(keys, counts, vec, lid, first_attr):
-        sizes, freq = _histogram(counts)
+        values, freq = histogram(counts)
         order.append(lid)
-        sizes_out.append(sizes)
+        values_out.append(values)
         counts_out.append(freq)
-        seg.append(seg[-1] + len(sizes))
+        seg.append(seg[-1] + len(values))
         for a in range(first_attr, p):
             if vec[a] < heights[a]:
                 off = parent_off[a, vec[a]]
@@ -50,6 +53,10 @@ def inner_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, p
     return (
         np.asarray(order, np.int64),
         np.asarray(seg, np.int64),
-        np.concatenate(sizes_out),
+        np.concatenate(values_out),
         np.concatenate(counts_out),
     )
+
+
+def inner_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off):
+    return walk(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, _histogram)
