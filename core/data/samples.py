@@ -60,7 +60,33 @@ def sample(name: str) -> Sample:
 
 
 def load_sample(name: str, *, qi: tuple[str, ...] | None = None) -> Dataset:
-    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES)."""
+    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES).
+
+    Parameters
+    ----------
+    name : str
+        The sample's name, a key of ``SAMPLES`` (e.g. ``"toy"``, ``"samarati"``, ``"adult"``).
+    qi : tuple of str, optional
+        The quasi-identifiers; by default the sample's own (and then its sensitive attributes too).
+
+    Returns
+    -------
+    Dataset
+        The table, its schema and one hierarchy per quasi-identifier.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled sample.
+
+    Examples
+    --------
+    >>> ds = load_sample("toy")
+    >>> ds.schema.quasi_identifiers
+    ('age', 'gender', 'zipcode')
+    >>> len(ds.table)
+    7
+    """
     s = sample(name)
     return load_dataset(s.path, qi=qi or s.qi, hierarchy_dir=s.folder, sensitive=() if qi else s.sensitive)
 

@@ -267,7 +267,41 @@ def build_profile(
     quality: bool = False,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
-    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`)."""
+    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`).
+
+    Parameters
+    ----------
+    dataset : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`: its frequency set is all that is read.
+    strategy : str, default "auto"
+        How the frequency set is rolled up the lattice (``"auto"`` picks one by size).
+    progress : callable, optional
+        Called with the progress of the roll-up.
+    should_stop : callable, optional
+        Polled during the roll-up; when it returns true the build raises :class:`Cancelled`.
+    workers : int, optional
+        Threads for the roll-up (default: every core).
+    memory_budget : int, default 536870912
+        Bytes the roll-up may hold at once.
+    quality : bool, default False
+        Also compute ARX's quality models for every node.
+
+    Returns
+    -------
+    LatticeProfile
+        The class-size statistics of every node, from which :func:`query` answers any (k, MaxSup).
+
+    Raises
+    ------
+    Cancelled
+        If ``should_stop`` asked to stop.
+
+    Examples
+    --------
+    >>> profile = build_profile(load_sample("toy"))
+    >>> profile.lattice.heights
+    (2, 1, 5)
+    """
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,

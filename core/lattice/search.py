@@ -76,6 +76,25 @@ def find_vector(
     node numbers (what a profile answer has; probes are then vectorized). At each probed height
     the vectors are tested in lexicographic order until one satisfies. If the search ends on the
     top without having tested it, the top is tested; if even it fails, the vector is None.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The generalization lattice.
+    satisfies : callable, optional
+        A monotone predicate on a node.
+    satisfying : numpy.ndarray, optional
+        A boolean per node number (instead of ``satisfies``).
+
+    Returns
+    -------
+    FindVectorResult
+        The vector found (None if even the top fails) and the trace of the binary search.
+
+    Examples
+    --------
+    >>> find_vector(Lattice((1, 2)), lambda node: sum(node) >= 2).vector
+    (0, 2)
     """
     if (satisfies is None) == (satisfying is None):
         raise TypeError("find_vector needs exactly one of 'satisfies' and 'satisfying'")
@@ -126,6 +145,23 @@ def k_minimal(lattice: Lattice, satisfies: Callable[[Node], bool]) -> list[Node]
 
     Bottom-up by height; a node with a satisfying direct predecessor satisfies by monotonicity and
     is not evaluated (nor minimal); only the others are tested.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The generalization lattice.
+    satisfies : callable
+        A monotone predicate on a node (a tuple of levels).
+
+    Returns
+    -------
+    list of Node
+        The k-minimal nodes, by height then lexicographically.
+
+    Examples
+    --------
+    >>> k_minimal(Lattice((1, 2)), lambda node: sum(node) >= 2)
+    [(0, 2), (1, 1)]
     """
     status: dict[Node, bool] = {}
     minimal = []
@@ -249,7 +285,35 @@ class Answer:
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
     """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:
     the scope-RELEASE criteria (:mod:`microrelease.core.risk.criteria`) a node must satisfy too (the
-    scope-CLASS ones are the profile's, counted when it was built)."""
+    scope-CLASS ones are the profile's, counted when it was built).
+
+    Parameters
+    ----------
+    profile : LatticeProfile
+        The profile from :func:`build_profile`.
+    k : int
+        The k of k-anonymity.
+    max_sup : int or str
+        MaxSup, the most rows that may be suppressed: a count, or a percentage such as ``"5%"``.
+    criteria : tuple, optional
+        Release-scope criteria every answer node must satisfy as well.
+
+    Returns
+    -------
+    Answer
+        Which nodes satisfy, which are k-minimal, and their figures.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``k`` or ``max_sup`` is out of range.
+
+    Examples
+    --------
+    >>> answer = query(build_profile(load_sample("toy")), k=2, max_sup=0)
+    >>> answer.find_vector().vector
+    (1, 1, 2)
+    """
     k = check_k(k, profile.n_rows)
     max_sup = parse_max_sup(max_sup, profile.n_rows)
     stats = profile.stats(k)
