@@ -95,6 +95,38 @@ def summarize(
     ``data``: a DataFrame (engine 'pandas'), a CSV or Parquet file, a folder of partitions, a glob
     pattern or a list of files. Every file is checked for the role columns first (a column missing
     from one partition is named with its file); the hierarchies are resolved before the rows are read.
+
+    Parameters
+    ----------
+    data : str, Path, sequence of paths, pandas.DataFrame or Source
+        The rows: files, a DataFrame or a source.
+    qi : sequence of str
+        The quasi-identifiers.
+    hierarchies : mapping, optional
+        Per quasi-identifier, a :class:`Hierarchy` or an ARX file.
+    hierarchy_dir : str or Path, optional
+        A folder with the hierarchy files.
+    identifiers : sequence of str, optional
+        Direct identifiers.
+    sensitive : sequence of str, optional
+        Sensitive attributes.
+    engine : str or Engine, default "duckdb"
+        The engine of the one pass (a key of ``ENGINES``).
+    engine_options : mapping, optional
+        Options of the engine.
+    sep : str, optional
+        The files' separator.
+    checksum : bool, default True
+        Compute the input's checksum.
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the pass raises :class:`Cancelled`.
+
+    Returns
+    -------
+    TableSummary
+        The frequency set and schema, without the rows in memory.
     """
     source = data if isinstance(data, Source) else Source.of(data, sep=sep)
     if source.frame is not None and isinstance(engine, str) and engine != "pandas":

@@ -78,7 +78,30 @@ class KAnonymityCheck:
 
 
 def check_k_anonymity(table: pd.DataFrame, qi: Sequence[str], k: int, *, limit: int = 10) -> KAnonymityCheck:
-    """Is every combination of the ``qi`` columns shared by at least k rows? (values compared as text)"""
+    """Is every combination of the ``qi`` columns shared by at least k rows? (values compared as text)
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A released table.
+    qi : sequence of str
+        Its quasi-identifier columns.
+    k : int
+        The k to check.
+    limit : int, default 10
+        At most this many failing classes are listed.
+
+    Returns
+    -------
+    KAnonymityCheck
+        Whether every class has at least ``k`` rows, and the smallest classes otherwise.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_k_anonymity(pd.DataFrame({"zip": ["1*", "1*", "2*"]}), ["zip"], 2).is_k_anonymous
+    False
+    """
     missing = [c for c in qi if c not in table.columns]
     if missing:
         raise InvalidParameterError(f"unknown QI column(s) {missing}; the table has {list(table.columns)}")
@@ -258,6 +281,39 @@ def write_release(
     Criteria on a sensitive attribute need a Dataset. If ``max_sup`` is given and the node needs more
     suppression, or the released classes fail a scope-RELEASE criterion, nothing is written and
     InvalidParameterError says by how much.
+
+    Parameters
+    ----------
+    data : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    node : sequence of int
+        The distance vector to release.
+    out : str or Path
+        The release's file.
+    criteria : Criteria
+        The criteria the release must satisfy.
+    max_sup : int, optional
+        MaxSup, the most rows that may be suppressed.
+    output : OutputOptions, optional
+        How the release is written.
+    parameters : mapping, optional
+        Extra entries for the JSON report.
+    engine : Engine, optional
+        The engine that writes the rows (default: the data's own).
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the release raises :class:`Cancelled`.
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+
+    Raises
+    ------
+    VerificationError
+        If the re-read release does not meet its guarantee.
     """
     if not isinstance(criteria, Criteria):
         raise InvalidParameterError(f"criteria: expected a Criteria (Criteria.of(k, ...)), got {criteria!r}",
