@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import enum
 import importlib
 import inspect
 import pkgutil
@@ -41,6 +42,10 @@ def needs_parameters(obj) -> bool:
     if inspect.isclass(obj):
         if issubclass(obj, BaseException):
             return False  # the exceptions take a message; their docstring says when each is raised
+        if getattr(obj, "_is_protocol", False):
+            return False  # a protocol is met, not constructed: its docstring lists what it asks
+        if issubclass(obj, enum.Enum):
+            return True  # its members, in an Attributes section
         try:
             return bool(inspect.signature(obj).parameters)
         except (TypeError, ValueError):

@@ -171,6 +171,23 @@ class Dataset(FrequencySource):
 
     Raises DataError for an empty table or unknown columns, and CoverageError listing (with row
     counts) every QI value that its hierarchy lacks.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The rows, every column as text.
+    schema : Schema
+        The columns' roles.
+    hierarchies : tuple of Hierarchy
+        One hierarchy per quasi-identifier, in QI order.
+    checksum : str, optional
+        The input file's checksum.
+    source : str, optional
+        Where the table was read from.
+    blank_lines_skipped : int, default 0
+        Blank lines of the input file that were skipped.
+    hierarchy_dir : str, optional
+        The folder the hierarchies were read from.
     """
 
     table: pd.DataFrame

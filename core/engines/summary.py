@@ -28,7 +28,29 @@ from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 
 @dataclass(frozen=True, eq=False)
 class TableSummary(FrequencySource):
-    """A table's frequency set, hierarchies (in QI order) and provenance; no rows."""
+    """A table's frequency set, hierarchies (in QI order) and provenance; no rows.
+
+    Parameters
+    ----------
+    source : Source
+        Where the rows are.
+    schema : Schema
+        The columns' roles.
+    hierarchies : tuple of Hierarchy
+        One per quasi-identifier, in QI order.
+    frequency : FrequencySet
+        The frequency set of the quasi-identifiers.
+    columns : tuple of str
+        The table's columns.
+    engine : Engine
+        The engine that read the rows.
+    missing_counts : dict of str to int, optional
+        Per column, its count of missing values.
+    checksum : str, optional
+        The input's checksum.
+    blank_lines_skipped : int, default 0
+        Blank lines skipped.
+    """
 
     source: Source
     schema: Schema

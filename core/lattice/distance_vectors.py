@@ -28,7 +28,21 @@ Node = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Lattice:
-    """The lattice of distance vectors for hierarchies of the given ``heights`` (in QI order)."""
+    """The lattice of distance vectors for hierarchies of the given ``heights`` (in QI order).
+
+    Parameters
+    ----------
+    heights : tuple of int
+        The height of each quasi-identifier's hierarchy.
+    names : tuple of str, optional
+        The quasi-identifiers' names.
+
+    Examples
+    --------
+    >>> lattice = Lattice((1, 2))
+    >>> lattice.max_height, lattice.nodes_at_height(1)
+    (3, [(0, 1), (1, 0)])
+    """
 
     heights: tuple[int, ...]
     names: tuple[str, ...] = field(default=())

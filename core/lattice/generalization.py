@@ -94,6 +94,23 @@ class GeneralizedTable:
     index = input row number). ``suppressed_rows``: input row numbers removed. ``classes``: one row
     per released equivalence class (generalized QI values and ``size``). ``class_sizes``: the sizes
     of all classes before suppression.
+
+    Parameters
+    ----------
+    node : Node
+        The distance vector.
+    k : int
+        The k of k-anonymity.
+    n_input : int
+        The input's number of rows.
+    released : pandas.DataFrame
+        The generalized rows that remain.
+    suppressed_rows : numpy.ndarray
+        Input row numbers removed.
+    classes : pandas.DataFrame
+        One row per released equivalence class.
+    class_sizes : numpy.ndarray
+        The sizes of all classes before suppression.
     """
 
     node: Node

@@ -218,7 +218,25 @@ class OutputOptions:
     a listing singles out the input's outliers; ``sampling_fraction``: report the population risk of
     the written classes for a sample of that share of the population; ``publish_reference``: under
     t-closeness, publish the input's counts of the sensitive values in the report (minus the file's
-    counts they give the suppressed rows' sensitive values: off by default)."""
+    counts they give the suppressed rows' sensitive values: off by default).
+
+    Parameters
+    ----------
+    sep : str, default ","
+        The CSV separator.
+    escape : bool, default False
+        Escape formula cells with a leading ``'``.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : tuple, optional
+        Paths never written.
+    list_classes : int, default 0
+        List up to that many suppressed classes in the report.
+    sampling_fraction : float, optional
+        The sampling fraction for the risk figures.
+    publish_reference : bool, default False
+        Also write the reference figures.
+    """
 
     sep: str = ","
     escape: bool = False
@@ -238,7 +256,25 @@ class OutputOptions:
 class NodeRelease:
     """One release decision, described once: the table, the node, the privacy criteria, MaxSup and
     how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
-    call :meth:`write`, so that they cannot write different releases for the same decision."""
+    call :meth:`write`, so that they cannot write different releases for the same decision.
+
+    Parameters
+    ----------
+    data : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    node : tuple of int
+        The distance vector released.
+    criteria : Criteria
+        The privacy criteria.
+    max_sup : int, optional
+        MaxSup, in rows.
+    chosen_by : str, default "node"
+        How the node was chosen (for the report).
+    policy : str, optional
+        The preference policy that chose it.
+    weights : dict, optional
+        The policy's weights.
+    """
 
     data: FrequencySource
     node: tuple[int, ...]

@@ -72,7 +72,33 @@ class ClassStats:
 
 @dataclass(frozen=True, eq=False)
 class LatticeProfile:
-    """Class-size histograms of every node of ``lattice`` for a table of ``n_rows`` rows."""
+    """Class-size histograms of every node of ``lattice`` for a table of ``n_rows`` rows.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The lattice profiled.
+    n_rows : int
+        The table's number of rows.
+    offsets : numpy.ndarray
+        Where each node's histogram starts in ``sizes`` and ``counts``.
+    sizes : numpy.ndarray
+        The class sizes of each node's histogram.
+    counts : numpy.ndarray
+        How many classes have each size.
+    strategy : str, optional
+        The roll-up strategy used.
+    failing_rows : numpy.ndarray, optional
+        Per node, rows in classes failing a privacy model.
+    failing_sq : numpy.ndarray, optional
+        Per node, the squared sizes of those classes.
+    models : tuple, optional
+        The privacy models counted.
+    failing_by_model : dict, optional
+        Per model, its failing rows per node.
+    quality : object, optional
+        ARX's quality models per node, if computed.
+    """
 
     lattice: Lattice
     n_rows: int

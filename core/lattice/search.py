@@ -203,7 +203,25 @@ class NodeResult:
 
 @dataclass(frozen=True, eq=False)
 class Answer:
-    """Everything about one (k, MaxSup) question, for every node, from the profile."""
+    """Everything about one (k, MaxSup) question, for every node, from the profile.
+
+    Parameters
+    ----------
+    profile : LatticeProfile
+        The profile the question was asked of.
+    k : int
+        The k of k-anonymity.
+    max_sup : int
+        MaxSup, in rows.
+    stats : ClassStats
+        Per node: suppressed rows, classes and their figures at this k.
+    satisfying : numpy.ndarray
+        Per node number: whether it satisfies (k, MaxSup) and the criteria.
+    minimal : numpy.ndarray
+        Per node number: whether it is k-minimal.
+    criteria : tuple, optional
+        The release-scope criteria also asked for.
+    """
 
     profile: LatticeProfile
     k: int

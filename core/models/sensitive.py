@@ -28,7 +28,25 @@ from microrelease.core.models.privacy_model import PrivacyModel, Statistic
 class SensitiveFrequency:
     """The frequency set extended by one sensitive attribute: tuple t has QI ground codes
     ``codes[t]``, sensitive value ``labels[values[t]]`` and ``counts[t]`` rows; row r of the table
-    holds value ``labels[row_values[r]]``."""
+    holds value ``labels[row_values[r]]``.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive attribute.
+    codes : numpy.ndarray
+        Per tuple, the QI ground codes.
+    values : numpy.ndarray
+        Per tuple, the sensitive value's index in ``labels``.
+    counts : numpy.ndarray
+        Per tuple, its number of rows.
+    labels : tuple of str
+        The sensitive values.
+    row_values : numpy.ndarray
+        Per row of the table, its value's index in ``labels``.
+    hierarchy : Hierarchy, optional
+        The attribute's hierarchy (for hierarchical t-closeness).
+    """
 
     attribute: str
     codes: np.ndarray
