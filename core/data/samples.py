@@ -54,6 +54,23 @@ SAMPLES: dict[str, Sample] = {
 
 
 def sample(name: str) -> Sample:
+    """A bundled k-anonymity sample by name (its file, folder, default QIs and sensitive attributes).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``SAMPLES``.
+
+    Returns
+    -------
+    Sample
+        The sample's description.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled sample.
+    """
     if name not in SAMPLES:
         raise InvalidParameterError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
     return SAMPLES[name]
@@ -145,11 +162,39 @@ MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
 
 
 def microdata_sample(name: str) -> MicrodataSample:
+    """A bundled numeric sample for microaggregation, by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``MICRODATA_SAMPLES``.
+
+    Returns
+    -------
+    MicrodataSample
+        The sample's description.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled microdata sample.
+    """
     if name not in MICRODATA_SAMPLES:
         raise InvalidParameterError(f"unknown microdata sample {name!r}; choose one of {sorted(MICRODATA_SAMPLES)}")
     return MICRODATA_SAMPLES[name]
 
 
 def sample_data_folder(name: str) -> Path:
-    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample)."""
+    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample).
+
+    Parameters
+    ----------
+    name : str
+        The data set's folder name under ``sample_data``.
+
+    Returns
+    -------
+    Path
+        The folder.
+    """
     return Path(str(resources.files("microrelease.sample_data").joinpath(name)))

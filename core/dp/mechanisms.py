@@ -118,6 +118,16 @@ def least_variance_gamma(epsilon: float) -> float:
     Their −b/(1 − b) + (b − 2b² + 2b⁴ − b⁵)^⅓ / (2^⅓ (1 − b)²) is ((b(1 + b)/2)^⅓ − b) / (1 − b), as
     b − 2b² + 2b⁴ − b⁵ = b(1 + b)(1 − b)³. Written as b·(e^c − 1)/(1 − b), c = ln((b(1 + b)/2)^⅓ / b),
     nothing cancels when b → 1 (small ε: the textbook form loses every digit below ε ≈ 1e-4).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε.
+
+    Returns
+    -------
+    float
+        The γ in (0, 1] of least variance.
     """
     one_minus_b = -math.expm1(-epsilon)
     c = (2 * epsilon + math.log1p(-one_minus_b / 2)) / 3

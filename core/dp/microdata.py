@@ -66,7 +66,28 @@ NOT_RELEASED_NOTE = "not released (name it in keep to release it without protect
 
 
 def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
-    """'A=0:100,B=-5:5' -> {'A': (0, 100), 'B': (-5, 5)}."""
+    """'A=0:100,B=-5:5' -> {'A': (0, 100), 'B': (-5, 5)}.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated ``attribute=low:high`` pairs.
+
+    Returns
+    -------
+    dict of str to tuple of float
+        The bounds of each attribute.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the text is malformed.
+
+    Examples
+    --------
+    >>> parse_bounds("A=0:100,B=-5:5")
+    {'A': (0.0, 100.0), 'B': (-5.0, 5.0)}
+    """
     out = {}
     for item in [t.strip() for t in str(text).split(",") if t.strip()]:
         name, sep, rng = item.partition("=")

@@ -161,6 +161,29 @@ class Microaggregation:
 
     ``released``: the output table (identifiers dropped). ``groups``: for MDAV methods, the group
     of every row; for IR-SWAP, one array per confidential attribute (``attribute_groups``).
+
+    Parameters
+    ----------
+    method : str
+        The method used (a key of :data:`METHODS`).
+    k : int
+        The smallest group size.
+    qi : tuple of str
+        The quasi-identifiers aggregated.
+    confidential : tuple of str
+        The confidential attributes.
+    original : pandas.DataFrame
+        The input table.
+    released : pandas.DataFrame
+        The output table (identifiers dropped).
+    groups : numpy.ndarray or None
+        For MDAV methods, the group of every row.
+    attribute_groups : dict of str to numpy.ndarray, optional
+        For IR-SWAP, the groups of each confidential attribute.
+    attribute_k : dict of str to int, optional
+        The k of each attribute, when they differ.
+    seed : int, optional
+        The seed of the randomized methods.
     """
 
     method: str
