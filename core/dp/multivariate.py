@@ -147,8 +147,8 @@ def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.
 
     Returns
     -------
-    dict
-        The expected norms and their ``ratio``.
+    pandas.DataFrame
+        The expected norms of each noise and their ``ratio``.
     """
     import pandas as pd
 
