@@ -169,8 +169,8 @@ def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: 
 
     Returns
     -------
-    tuple
-        The checks with the formula-cell check, and the report's entry.
+    Verified
+        The checks with the formula-cell check, and the report's entry as a fact.
     """
     headers = formula_headers(columns)
     found = {**found, **{f"<header> {h}": (1, 0) for h in headers}}
