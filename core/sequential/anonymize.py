@@ -75,7 +75,28 @@ class SequentialRelease:
 def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time: float = 1.0,
                      relative_time: bool = False, sequences: bool = True) -> SequentialRelease:
     """Generalize every group on both parts and build the output tables. ``sequences=False`` leaves
-    the sequences as they are (the relational-only baseline the attack is compared with)."""
+    the sequences as they are (the relational-only baseline the attack is compared with).
+
+    Parameters
+    ----------
+    data : SequentialData
+        The entities and their sequences.
+    groups : numpy.ndarray
+        The group number of every entity.
+    k : int
+        The k of k-anonymity.
+    w_time : float, default 1.0
+        The weight of a visit's time against its codes.
+    relative_time : bool, default False
+        Release times relative to each entity's first visit.
+    sequences : bool, default True
+        Generalize the sequences too.
+
+    Returns
+    -------
+    SequentialRelease
+        The anonymized tables and their loss.
+    """
     if isinstance(w_time, bool) or not isinstance(w_time, (int, float)) or not (math.isfinite(w_time) and w_time >= 0):
         raise InvalidParameterError(f"The 'weight_time' parameter must be finite and at least 0. Got {w_time!r} "
                                     "instead.", parameter="weight_time")
