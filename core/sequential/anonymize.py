@@ -58,7 +58,31 @@ class SequentialRelease:
     (kept in memory for the attack simulation and tests; never written). ``intervals``: released id
     -> the (first, last) times of each of its released visits, in order, on the float axis of
     ``SequentialData.visit_time`` (written as such unless ``relative_time``). ``columns``: what
-    happened to each input column, per table (for the report)."""
+    happened to each input column, per table (for the report).
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        The released entity table.
+    events : pandas.DataFrame
+        The released event table.
+    groups : numpy.ndarray
+        The group number of every input entity.
+    k : int
+        The k of k-anonymity.
+    suppressed_elements : numpy.ndarray
+        The sequence elements suppressed.
+    relational_loss : float
+        The relational part's information loss.
+    sequence_loss : float
+        The sequential part's information loss.
+    pseudonym : numpy.ndarray
+        Input entity to released id (never written).
+    intervals : dict, optional
+        Released id to the (first, last) times of its released visits.
+    columns : dict, optional
+        What happened to each input column, per table.
+    """
 
     entities: pd.DataFrame
     events: pd.DataFrame

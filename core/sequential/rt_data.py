@@ -58,7 +58,43 @@ def _blank(values: pd.Series, what: str, column: str, parameter: str) -> None:
 
 @dataclass(frozen=True, eq=False)
 class SequentialData:
-    """Entities with relational QIs and visit sequences, validated and encoded."""
+    """Entities with relational QIs and visit sequences, validated and encoded.
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        The entity table.
+    events : pandas.DataFrame
+        The event table.
+    entity_id : str
+        The entity id column.
+    qi : tuple of str
+        The relational quasi-identifiers.
+    identifiers : tuple of str
+        Direct identifiers.
+    hierarchies : tuple of Hierarchy
+        One per quasi-identifier.
+    code_hierarchy : Hierarchy
+        The event codes' hierarchy.
+    sequence_key : str
+        The column grouping events into sequences.
+    order_by : str
+        The column ordering the events.
+    code : str
+        The event code column.
+    keep : tuple of str, optional
+        Entity columns released as is (None: every other one).
+    drop : tuple of str, optional
+        Columns of either table not released.
+    satellites : tuple, optional
+        A study's satellite tables.
+    event_tables : tuple, optional
+        A study's event tables merged into ``events``.
+    table_roles : dict, optional
+        The roles of those tables' columns.
+    name : str, default "entities"
+        The entity table's name in reports and output files.
+    """
 
     entities: pd.DataFrame
     events: pd.DataFrame
