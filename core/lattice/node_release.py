@@ -293,7 +293,22 @@ class NodeRelease:
 
     def write(self, out: str | Path, output: OutputOptions | None = None, **options) -> Published:
         """Write this release to ``out``; ``options`` as for :func:`write_release` (engine, progress,
-        should_stop)."""
+        should_stop).
+
+        Parameters
+        ----------
+        out : str or Path
+            The release's file.
+        output : OutputOptions, optional
+            How it is written.
+        **options
+            Further arguments of :func:`write_release`.
+
+        Returns
+        -------
+        Published
+            The files written and the verification of the re-read release.
+        """
         return write_release(self.data, self.node, out, criteria=self.criteria, max_sup=self.max_sup,
                              output=output, parameters=self.parameters, **options)
 

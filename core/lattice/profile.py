@@ -118,11 +118,33 @@ class LatticeProfile:
     def monotone(self, max_sup: int) -> bool:
         """Whether satisfaction is monotone up the lattice for this MaxSup, so that a node with no
         satisfying direct predecessor has none below at all: k-anonymity always is (Samarati
-        Lemma 5.1); each privacy model declares whether it is, without and with suppression."""
+        Lemma 5.1); each privacy model declares whether it is, without and with suppression.
+
+        Parameters
+        ----------
+        max_sup : int
+            MaxSup, in rows.
+
+        Returns
+        -------
+        bool
+            Whether satisfaction is monotone.
+        """
         return monotone(self.models, max_sup)
 
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
-        """(sizes, counts) of ``node``'s equivalence classes."""
+        """(sizes, counts) of ``node``'s equivalence classes.
+
+        Parameters
+        ----------
+        node : Node
+            A distance vector.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The class sizes and how many classes have each.
+        """
         i = self.lattice.index(node)
         lo, hi = self.offsets[i], self.offsets[i + 1]
         return self.sizes[lo:hi], self.counts[lo:hi]
@@ -146,6 +168,16 @@ class LatticeProfile:
         """Suppressed rows, distinct released classes, ... of every node for this k (vectorized).
 
         The last 64 answers are kept: moving MaxSup or the policy does not recompute them.
+
+        Parameters
+        ----------
+        k : int
+            The k of k-anonymity.
+
+        Returns
+        -------
+        ClassStats
+            Per node: suppressed rows, classes and their figures.
         """
         if k in self._stats_cache:
             return self._stats_cache[k]

@@ -240,6 +240,18 @@ class Answer:
         return node_metrics(self.lattice, self.profile.n_rows, self.stats)
 
     def node(self, node: Node | int) -> NodeResult:
+        """One node's figures for this question.
+
+        Parameters
+        ----------
+        node : Node or int
+            A distance vector or a node number.
+
+        Returns
+        -------
+        NodeResult
+            Its figures.
+        """
         i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
         m = self.metrics
         return NodeResult(
@@ -282,6 +294,25 @@ class Answer:
         ``among="k-minimal"`` asks for the best k-minimal node whatever the policy.
 
         Raises NoSolutionError if no node satisfies (k, MaxSup).
+
+        Parameters
+        ----------
+        policy : str, default "min-relative"
+            A key of :data:`POLICIES`.
+        weights : mapping of str to float, optional
+            The weights of a weighted policy.
+        among : str, optional
+            ``"k-minimal"``: the best k-minimal node whatever the policy.
+
+        Returns
+        -------
+        NodeResult
+            The preferred node.
+
+        Raises
+        ------
+        NoSolutionError
+            If no node satisfies (k, MaxSup).
         """
         scope = among or check_policy(policy).among
         candidates = self.k_minimal_indices if scope == "k-minimal" else np.flatnonzero(self.satisfying)
@@ -295,7 +326,20 @@ class Answer:
         return self.node(prefer(policy, self.lattice, self.stats, candidates, weights))
 
     def score(self, policy: str, node: Node | int) -> float:
-        """Policy ``policy``'s score of one node (a quality policy's: read from the profile)."""
+        """Policy ``policy``'s score of one node (a quality policy's: read from the profile).
+
+        Parameters
+        ----------
+        policy : str
+            A key of :data:`POLICIES`.
+        node : Node or int
+            A distance vector or a node number.
+
+        Returns
+        -------
+        float
+            Its score.
+        """
         i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
         return float(check_policy(policy).score(self.lattice, self.stats, np.array([i]), None)[0])
 
