@@ -94,4 +94,4 @@ def test_doctests_of_every_core_module_pass():
         failed += result.failed
         attempted += result.attempted
     assert failed == 0
-    assert attempted >= 10
+    assert attempted >= 25  # 27 when written: raise it as examples are added
