@@ -19,7 +19,17 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, eq=False)
 class Criteria:
     """``k`` (k-anonymity, always) and ``others`` (criteria of the registry, each at most once by
-    name); ``sensitive``: the SensitiveFrequency the sensitive-attribute criteria read."""
+    name); ``sensitive``: the SensitiveFrequency the sensitive-attribute criteria read.
+
+    Parameters
+    ----------
+    k : KAnonymity
+        The k-anonymity criterion.
+    others : tuple, optional
+        Further criteria of the registry (:data:`CRITERIA`).
+    sensitive : SensitiveFrequency, optional
+        What the sensitive-attribute criteria read.
+    """
 
     k: KAnonymity
     others: tuple = ()

@@ -17,7 +17,13 @@ from microrelease.core.validation import check_int
 
 @dataclass(frozen=True)
 class KAnonymity:
-    """Every released class has at least ``k`` rows (a smaller one is suppressed)."""
+    """Every released class has at least ``k`` rows (a smaller one is suppressed).
+
+    Parameters
+    ----------
+    k : int
+        The smallest class size (>= 1).
+    """
 
     # the question's own (a front end asks for it apart from the other criteria: the dashboard's k slider)
     k: int = control(Control("k", "k", int, 2, low=1, doc="every released QI combination has >= k rows"))

@@ -72,5 +72,21 @@ def parse_criterion(parameter: str, spec: str):
 
 def parse_criteria(specs: Mapping[str, str | None]) -> tuple:
     """Criteria from text specs by parameter, in the mapping's order, skipping empty ones:
-    ``parse_criteria({"l_diversity": "entropy:3", "max_risk": "0.05"})``."""
+    ``parse_criteria({"l_diversity": "entropy:3", "max_risk": "0.05"})``.
+
+    Parameters
+    ----------
+    specs : mapping of str to str or None
+        Criterion name to its parameter text, e.g. ``{"l-diversity": "3"}``.
+
+    Returns
+    -------
+    tuple
+        The criteria objects.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a name is unknown or a parameter text invalid.
+    """
     return tuple(parse_criterion(parameter, spec) for parameter, spec in specs.items() if spec)

@@ -86,6 +86,23 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     :mod:`microrelease.core.data.reading` raises its DataError (the same one every engine raises).
 
     Blank lines are not rows; their number is kept in ``df.attrs["blank_lines_skipped"]``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to read.
+    sep : str, optional
+        The separator; detected from the file's first lines if not given.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, every column read as text.
+
+    Raises
+    ------
+    DataError
+        If the file cannot be read as a table.
     """
     path = Path(path)
     if not path.is_file():
@@ -154,6 +171,23 @@ class Dataset(FrequencySource):
 
     Raises DataError for an empty table or unknown columns, and CoverageError listing (with row
     counts) every QI value that its hierarchy lacks.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The rows, every column as text.
+    schema : Schema
+        The columns' roles.
+    hierarchies : tuple of Hierarchy
+        One hierarchy per quasi-identifier, in QI order.
+    checksum : str, optional
+        The input file's checksum.
+    source : str, optional
+        Where the table was read from.
+    blank_lines_skipped : int, default 0
+        Blank lines of the input file that were skipped.
+    hierarchy_dir : str, optional
+        The folder the hierarchies were read from.
     """
 
     table: pd.DataFrame
@@ -233,6 +267,35 @@ def load_dataset(
 
     A QI's hierarchy comes from ``hierarchies[name]`` (a :class:`Hierarchy` or an ARX file path), or
     else from ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``).
+
+    Parameters
+    ----------
+    data : str, Path or pandas.DataFrame
+        A CSV/TSV file (the separator is detected unless ``sep`` is given) or a DataFrame.
+    qi : sequence of str
+        The quasi-identifiers (Samarati's QI), each needing a hierarchy.
+    hierarchies : mapping, optional
+        Per quasi-identifier, a :class:`Hierarchy` or the path of an ARX hierarchy file.
+    hierarchy_dir : str or Path, optional
+        A folder where the hierarchy files not given in ``hierarchies`` are looked for.
+    identifiers : sequence of str, optional
+        Direct identifiers (removed from every release).
+    sensitive : sequence of str, optional
+        Sensitive attributes (kept as is, protected by the privacy models).
+    sep : str, optional
+        The file's separator, if not detected.
+
+    Returns
+    -------
+    Dataset
+        The validated table with its schema and hierarchies.
+
+    Raises
+    ------
+    DataError
+        If the table or a column is unreadable or missing.
+    CoverageError
+        If a hierarchy does not cover a value of its attribute.
     """
     schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
     if isinstance(data, pd.DataFrame):

@@ -18,6 +18,20 @@ LISTED = 20  # column names quoted in a message at most: a 10,000-column table's
 
 
 class AttributeRole(StrEnum):
+    """The role of a table's column (Samarati §2).
+
+    Attributes
+    ----------
+    IDENTIFIER
+        Identifies a person directly (a name, a number): never released.
+    QUASI_IDENTIFIER
+        Linkable to outside data (Samarati's QI): generalized by a hierarchy.
+    SENSITIVE
+        What must not be learnt about a person: protected by the privacy models.
+    INSENSITIVE
+        Released as is.
+    """
+
     IDENTIFIER = "identifier"
     QUASI_IDENTIFIER = "quasi-identifier"
     SENSITIVE = "sensitive"
@@ -26,7 +40,17 @@ class AttributeRole(StrEnum):
 
 @dataclass(frozen=True)
 class Schema:
-    """Roles of a table's columns. QIs keep the user's order: lattice vectors follow it."""
+    """Roles of a table's columns. QIs keep the user's order: lattice vectors follow it.
+
+    Parameters
+    ----------
+    quasi_identifiers : tuple of str
+        The quasi-identifiers, in the order lattice vectors follow.
+    identifiers : tuple of str, optional
+        Direct identifiers (never released).
+    sensitive : tuple of str, optional
+        Sensitive attributes.
+    """
 
     quasi_identifiers: tuple[str, ...]
     identifiers: tuple[str, ...] = ()

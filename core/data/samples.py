@@ -54,13 +54,56 @@ SAMPLES: dict[str, Sample] = {
 
 
 def sample(name: str) -> Sample:
+    """A bundled k-anonymity sample by name (its file, folder, default QIs and sensitive attributes).
+
+    Parameters
+    ----------
+    name : str
+        A key of ``SAMPLES``.
+
+    Returns
+    -------
+    Sample
+        The sample's description.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled sample.
+    """
     if name not in SAMPLES:
         raise InvalidParameterError(f"unknown sample {name!r}; choose one of {sorted(SAMPLES)}")
     return SAMPLES[name]
 
 
 def load_sample(name: str, *, qi: tuple[str, ...] | None = None) -> Dataset:
-    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES)."""
+    """Load a bundled sample with its hierarchies (default QIs as listed in SAMPLES).
+
+    Parameters
+    ----------
+    name : str
+        The sample's name, a key of ``SAMPLES`` (e.g. ``"toy"``, ``"samarati"``, ``"adult"``).
+    qi : tuple of str, optional
+        The quasi-identifiers; by default the sample's own (and then its sensitive attributes too).
+
+    Returns
+    -------
+    Dataset
+        The table, its schema and one hierarchy per quasi-identifier.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled sample.
+
+    Examples
+    --------
+    >>> ds = load_sample("toy")
+    >>> ds.schema.quasi_identifiers
+    ('age', 'gender', 'zipcode')
+    >>> len(ds.table)
+    7
+    """
     s = sample(name)
     return load_dataset(s.path, qi=qi or s.qi, hierarchy_dir=s.folder, sensitive=() if qi else s.sensitive)
 
@@ -119,11 +162,39 @@ MICRODATA_SAMPLES: dict[str, MicrodataSample] = {
 
 
 def microdata_sample(name: str) -> MicrodataSample:
+    """A bundled numeric sample for microaggregation, by name.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``MICRODATA_SAMPLES``.
+
+    Returns
+    -------
+    MicrodataSample
+        The sample's description.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``name`` is not a bundled microdata sample.
+    """
     if name not in MICRODATA_SAMPLES:
         raise InvalidParameterError(f"unknown microdata sample {name!r}; choose one of {sorted(MICRODATA_SAMPLES)}")
     return MICRODATA_SAMPLES[name]
 
 
 def sample_data_folder(name: str) -> Path:
-    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample)."""
+    """The folder of a bundled data set (``hospital``: the synthetic relational + sequential sample).
+
+    Parameters
+    ----------
+    name : str
+        The data set's folder name under ``sample_data``.
+
+    Returns
+    -------
+    Path
+        The folder.
+    """
     return Path(str(resources.files("microrelease.sample_data").joinpath(name)))

@@ -22,7 +22,22 @@ def noise_mechanisms(epsilon: float, sensitivity: float = 1.0) -> dict[str, obje
 
 
 def compare_noise(epsilon: float, sensitivity: float = 1.0, within: Sequence[float] = (0.5, 1.5, 2.5)) -> pd.DataFrame:
-    """One row per mechanism: γ, E|X|, variance, and P(|X| <= t·Δ) for each t in ``within``."""
+    """One row per mechanism: γ, E|X|, variance, and P(|X| <= t·Δ) for each t in ``within``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε.
+    sensitivity : float, default 1.0
+        The sensitivity Δ.
+    within : sequence of float, default (0.5, 1.5, 2.5)
+        The multiples t of Δ at which P(|X| <= t·Δ) is given.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per mechanism.
+    """
     rows = []
     for name, mech in noise_mechanisms(epsilon, sensitivity).items():
         row = {"mechanism": name, "gamma": getattr(mech, "gamma", None), "mean_abs": mech.mean_abs(),

@@ -50,7 +50,38 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
     steward's ``<stem>.audit.json`` (see the module docstring).
 
     ``identifiers``: columns of ``original`` that must never be written. Those :func:`dp_release` left
-    out count too; one still in ``release.released`` (a kept column named an identifier here) is refused."""
+    out count too; one still in ``release.released`` (a kept column named an identifier here) is refused.
+
+    Parameters
+    ----------
+    release : DPRelease
+        What :func:`dp_release` returned.
+    original : pandas.DataFrame
+        The input table.
+    out : str or Path
+        The release's file.
+    identifiers : sequence of str, optional
+        Columns of ``original`` never written.
+    source : str, default "<DataFrame>"
+        The input's name, for the report.
+    checksum : str, optional
+        The input's checksum.
+    sep : str, default ","
+        The output separator.
+    warnings_raised : sequence of str, optional
+        The privacy warnings raised, for the report.
+    escape : bool, default False
+        Neutralize formula cells.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : sequence of str or Path, optional
+        Files never overwritten.
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+    """
     unknown = [c for c in identifiers if c not in original.columns]
     if unknown:
         raise DataError(f"unknown identifier column(s) {unknown}; the table has {list(original.columns)}",

@@ -66,7 +66,28 @@ NOT_RELEASED_NOTE = "not released (name it in keep to release it without protect
 
 
 def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
-    """'A=0:100,B=-5:5' -> {'A': (0, 100), 'B': (-5, 5)}."""
+    """'A=0:100,B=-5:5' -> {'A': (0, 100), 'B': (-5, 5)}.
+
+    Parameters
+    ----------
+    text : str
+        Comma-separated ``attribute=low:high`` pairs.
+
+    Returns
+    -------
+    dict of str to tuple of float
+        The bounds of each attribute.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the text is malformed.
+
+    Examples
+    --------
+    >>> parse_bounds("A=0:100,B=-5:5")
+    {'A': (0.0, 100.0), 'B': (-5.0, 5.0)}
+    """
     out = {}
     for item in [t.strip() for t in str(text).split(",") if t.strip()]:
         name, sep, rng = item.partition("=")
@@ -122,7 +143,43 @@ class DPRelease:
     with noise and the ``kept`` columns, rows in an order drawn from OS entropy (for unlinked
     IR-MDAV, each attribute's column in its own order); ``identifiers`` and ``not_released`` are the
     input columns left out. ``clamped`` counts input values outside the bounds (a statistic of the
-    original: for the data steward, never in the publishable report)."""
+    original: for the data steward, never in the publishable report).
+
+    Parameters
+    ----------
+    method : str
+        The DP method.
+    noise : str
+        The noise mechanism.
+    epsilon : float
+        The privacy budget ε.
+    k : int or None
+        The microaggregation's group size, if any.
+    attributes : tuple of str
+        The attributes released with noise.
+    released : pandas.DataFrame
+        The released table.
+    noise_scale : dict of str to float
+        The noise scale of each attribute.
+    sensitivity : dict of str to float
+        The sensitivity of each attribute.
+    bounds : dict of str to (float, float), optional
+        The declared bounds.
+    clamped : dict of str to int, optional
+        Values clamped to the bounds, per attribute.
+    identifiers : tuple of str, optional
+        The identifiers dropped.
+    kept : tuple of str, optional
+        Columns released as is.
+    not_released : tuple of str, optional
+        Columns not released.
+    linked : bool, default True
+        Whether a record's attributes stay on one row.
+    seeded : bool, default False
+        Whether the random source was seeded (not for a real release).
+    loss : InformationLoss, optional
+        The information loss of the release.
+    """
 
     method: str
     noise: str  # the mechanism: a key of microrelease.core.dp.mechanisms.MECHANISMS
@@ -228,7 +285,43 @@ def dp_release(
     released as is, without protection (with a warning); ``linked`` keeps IR-MDAV's records whole
     (not ε-DP as a file; warned). ``k`` is the cluster size of the microaggregation methods (refused
     for ``record-noise``). ``rng`` seeds the noise, for tests and teaching only: anyone who knows the
-    seed can undo the protection; the row order is drawn from OS entropy whatever it is."""
+    seed can undo the protection; the row order is drawn from OS entropy whatever it is.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The records.
+    attributes : sequence of str
+        The numeric attributes released with noise.
+    bounds : mapping of str to (float, float)
+        Declared bounds of each attribute (values outside are clamped).
+    epsilon : float
+        The privacy budget ε.
+    method : str, default "fixed-order-blocks"
+        A key of :data:`DP_METHODS`.
+    k : int, optional
+        The group size of the microaggregation-based methods.
+    noise : str, default "laplace"
+        A key of :data:`MECHANISMS`.
+    identifiers : sequence of str, optional
+        Columns never released.
+    keep : sequence of str, optional
+        Columns released as is, unprotected.
+    linked : bool, default False
+        Keep the attributes of a record on one row (IR-MDAV).
+    rng : int or numpy.random.Generator, optional
+        The random source.
+
+    Returns
+    -------
+    DPRelease
+        The released table and how it was made.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a parameter is out of range.
+    """
     _check_method(method)
     if noise not in MECHANISMS:
         raise InvalidParameterError(f"The 'noise' parameter must be one of {sorted(MECHANISMS)}. Got {noise!r}.",

@@ -33,6 +33,21 @@ class MultivariateStaircase:
     """Staircase noise in the gauge of an L1 ball (``norm="l1"``) or a box (``"linf"``) of radius Δ.
 
     ``gamma``: a number in (0, 1], a one-dimensional preset, or ``"least-norm"`` (searched).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε.
+    dimension : int
+        The number of coordinates.
+    sensitivity : float, default 1.0
+        The radius Δ.
+    norm : str, default "l1"
+        ``"l1"`` or ``"linf"``.
+    gamma : float or str, default "mean-abs"
+        γ in (0, 1], a one-dimensional preset or ``"least-norm"``.
+    rng : int or numpy.random.Generator, optional
+        The random source.
     """
 
     def __init__(self, *, epsilon: float, dimension: int, sensitivity: float = 1.0, norm: str = "l1",
@@ -119,7 +134,22 @@ def norm_laplace_expected_norm(epsilon: float, dimension: int, sensitivity: floa
 
 def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.0):
     """E‖X‖ in the set's own norm: gauge staircase (least-norm γ), Laplace in the same norm, and
-    per-coordinate Laplace (``ratio``: per-coordinate Laplace over the staircase)."""
+    per-coordinate Laplace (``ratio``: per-coordinate Laplace over the staircase).
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε.
+    dimension : int
+        The number of coordinates.
+    sensitivity : float, default 1.0
+        The radius Δ.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The expected norms of each noise and their ``ratio``.
+    """
     import pandas as pd
 
     rows = []

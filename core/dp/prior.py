@@ -28,7 +28,22 @@ from microrelease.core.validation import check_rng
 
 
 def normal_prior(edges: np.ndarray, centre: float, spread: float) -> np.ndarray:
-    """A prior over the bins of ``edges``: a normal belief (centre, spread) integrated per bin, renormalized."""
+    """A prior over the bins of ``edges``: a normal belief (centre, spread) integrated per bin, renormalized.
+
+    Parameters
+    ----------
+    edges : numpy.ndarray
+        The bins' edges.
+    centre : float
+        The belief's mean.
+    spread : float
+        The belief's standard deviation.
+
+    Returns
+    -------
+    numpy.ndarray
+        The probability of each bin.
+    """
     if not spread > 0:
         raise InvalidParameterError(f"The 'spread' parameter must be positive. Got {spread!r}.",
                                     parameter="spread")
@@ -38,7 +53,19 @@ def normal_prior(edges: np.ndarray, centre: float, spread: float) -> np.ndarray:
 
 
 class PriorRefinement:
-    """The mechanism of the module docstring over bins ``edges`` with prior ``prior``."""
+    """The mechanism of the module docstring over bins ``edges`` with prior ``prior``.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy budget ε.
+    edges : numpy.ndarray
+        The bins' edges.
+    prior : numpy.ndarray
+        The prior probability of each bin.
+    rng : int or numpy.random.Generator, optional
+        The random source.
+    """
 
     def __init__(self, *, epsilon: float, edges, prior, rng=None):
         self.epsilon = check_epsilon(epsilon)

@@ -207,6 +207,11 @@ def ratio_closeness_release(table: pd.DataFrame, qi: Sequence[str], confidential
     cuts
         Instead of ``bounds``: declared interior edges (``bins`` is then not used).
 
+    Returns
+    -------
+    RatioClosenessRelease
+        The released table, its classes and the ratio-closeness figures.
+
     Raises
     ------
     InvalidParameterError
@@ -223,5 +228,30 @@ def stratified_baseline(table: pd.DataFrame, qi: Sequence[str], confidential: st
                         cuts: Sequence[float] | None = None) -> RatioClosenessRelease:
     """The stratified baseline, same parameters and result as :func:`ratio_closeness_release`: the
     same number of classes and bin counts, class c taking the c-th slice of every bin along the first
-    principal axis of the standardized QIs."""
+    principal axis of the standardized QIs.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The records.
+    qi : sequence of str
+        The numeric quasi-identifiers.
+    confidential : str
+        The numeric confidential attribute.
+    epsilon : float
+        The target ε.
+    k : int
+        Every class holds at least k records.
+    bounds : tuple of float, optional
+        Declared (lo, hi) of the confidential attribute.
+    bins : int, default 4
+        Equal-width bins of ``bounds``.
+    cuts : sequence of float, optional
+        Instead of ``bounds``: declared interior edges.
+
+    Returns
+    -------
+    RatioClosenessRelease
+        The baseline release.
+    """
     return _release(table, qi, confidential, epsilon, k, bounds, bins, cuts, "stratified-baseline")

@@ -56,7 +56,40 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
                           checksum: str | None = None, sep: str = ",", warnings_raised: Sequence[str] = (),
                           escape: bool = False, force: bool = False,
                           protected: Sequence[str | Path] = ()) -> Published:
-    """Write ``release`` (see the module docstring): the QIs, the confidential attribute and ``keep``."""
+    """Write ``release`` (see the module docstring): the QIs, the confidential attribute and ``keep``.
+
+    Parameters
+    ----------
+    release : RatioClosenessRelease
+        What :func:`ratio_closeness_release` returned.
+    original : pandas.DataFrame
+        The input table.
+    out : str or Path
+        The release's file.
+    identifiers : sequence of str, optional
+        Columns of ``original`` never written.
+    keep : sequence of str, optional
+        Columns released as is.
+    source : str, default "<DataFrame>"
+        The input's name, for the report.
+    checksum : str, optional
+        The input's checksum.
+    sep : str, default ","
+        The output separator.
+    warnings_raised : sequence of str, optional
+        The privacy warnings raised, for the report.
+    escape : bool, default False
+        Neutralize formula cells.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : sequence of str or Path, optional
+        Files never overwritten.
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+    """
     columns = [*release.qi, release.confidential]
     check_named_columns(original, identifiers=identifiers, keep=keep)
     clash = [c for c in keep if c in identifiers or c in columns]

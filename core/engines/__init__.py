@@ -19,7 +19,30 @@ ENGINES: dict[str, type] = {"pandas": PandasEngine, "duckdb": DuckDBEngine, "das
 
 
 def make_engine(engine: str | Engine, **options) -> Engine:
-    """An engine object from its name and options (an engine object is returned as is)."""
+    """An engine object from its name and options (an engine object is returned as is).
+
+    Parameters
+    ----------
+    engine : str or Engine
+        A key of :data:`ENGINES`, or an engine.
+    **options
+        The engine's options.
+
+    Returns
+    -------
+    Engine
+        The engine.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the name is unknown.
+
+    Examples
+    --------
+    >>> type(make_engine("pandas")).__name__
+    'PandasEngine'
+    """
     if not isinstance(engine, str):
         return engine
     if engine not in ENGINES:

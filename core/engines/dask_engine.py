@@ -80,7 +80,19 @@ def _close(client, cluster) -> None:
 class DaskEngine:
     """``scheduler``: an address or a Client; ``timeout``: seconds to wait for the scheduler;
     ``blocksize``: bytes of CSV per partition; ``partition_rows``: about how many Parquet rows per
-    partition (whole row groups)."""
+    partition (whole row groups).
+
+    Parameters
+    ----------
+    scheduler : str or distributed.Client, optional
+        The scheduler's address or a client (default: a local cluster).
+    timeout : float, default 10.0
+        Seconds to wait for the scheduler.
+    blocksize : str, default "64MB"
+        Bytes of CSV per partition.
+    partition_rows : int, default 1000000
+        About how many rows per partition of an in-memory table.
+    """
 
     name = "dask"
 

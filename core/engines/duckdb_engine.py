@@ -83,7 +83,17 @@ def _csv_error(text: str) -> str | None:
 
 class DuckDBEngine:
     """``memory_limit`` like '64MB' or '4GB' (default: DuckDB's, 80% of RAM); ``spill_dir`` for
-    what does not fit (default: a temporary folder, removed afterwards); ``threads`` (default: all)."""
+    what does not fit (default: a temporary folder, removed afterwards); ``threads`` (default: all).
+
+    Parameters
+    ----------
+    memory_limit : str, optional
+        DuckDB's memory limit, like ``"4GB"``.
+    spill_dir : str or Path, optional
+        Where what does not fit in memory is spilled.
+    threads : int, optional
+        DuckDB's threads.
+    """
 
     name = "duckdb"
 

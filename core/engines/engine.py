@@ -37,7 +37,23 @@ ShouldStop = Callable[[], bool]
 
 
 def output_format(out: str | Path) -> str:
-    """'parquet' for .parquet/.pq, 'csv' for anything else (the release writes CSV by default)."""
+    """'parquet' for .parquet/.pq, 'csv' for anything else (the release writes CSV by default).
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's file.
+
+    Returns
+    -------
+    str
+        ``"parquet"`` or ``"csv"``.
+
+    Examples
+    --------
+    >>> output_format("release.pq")
+    'parquet'
+    """
     return "parquet" if Path(out).suffix.lower() in (".parquet", ".pq") else "csv"
 
 
@@ -48,6 +64,25 @@ class ReleasePlan:
     ``level_tables[i]`` maps a value of QI i (its text) to its ``label`` and level ``code`` at the
     chosen node, and says whether a class kept holds that code (``written``); ``suppressed`` lists the level-code tuples (columns ``c0``..) of the classes
     smaller than k. ``columns`` are the output columns (the input's minus identifiers, in order).
+
+    Parameters
+    ----------
+    qi : tuple of str
+        The quasi-identifiers.
+    columns : tuple of str
+        The released columns, in order.
+    level_tables : tuple of pandas.DataFrame
+        Per quasi-identifier, its values' labels at the node.
+    suppressed : pandas.DataFrame
+        The classes to suppress.
+    expected_rows : int
+        The rows the release must have.
+    sep : str, default ","
+        The CSV separator.
+    format : str, default "csv"
+        ``"csv"`` or ``"parquet"``.
+    escape : bool, default False
+        Neutralize formula cells.
     """
 
     qi: tuple[str, ...]
@@ -109,6 +144,18 @@ def apply_plan(frame: pd.DataFrame, plan: ReleasePlan) -> pd.DataFrame:
 
     Each QI column is factorized, so only its distinct values are turned into text and looked up;
     rows are filtered before the labels are built, and labels are taken by Arrow.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows (or a partition).
+    plan : ReleasePlan
+        What to do with every row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The released rows.
     """
     key = np.zeros(len(frame), dtype=np.int64)
     radix_product = 1.0

@@ -59,7 +59,19 @@ def _expand(data: str | Path | Sequence[str | Path]) -> tuple[Path, ...]:
 
 @dataclass(frozen=True, eq=False)
 class Source:
-    """The input table: ``frame`` (in memory) or ``paths`` of one ``format`` (CSV with ``sep``)."""
+    """The input table: ``frame`` (in memory) or ``paths`` of one ``format`` (CSV with ``sep``).
+
+    Parameters
+    ----------
+    paths : tuple of Path, optional
+        The input files.
+    format : str, optional
+        Their format (``"csv"`` or ``"parquet"``).
+    sep : str, default ","
+        The CSV separator.
+    frame : pandas.DataFrame, optional
+        An in-memory table instead of files.
+    """
 
     paths: tuple[Path, ...] = ()
     format: str = ""

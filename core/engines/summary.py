@@ -28,7 +28,29 @@ from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 
 @dataclass(frozen=True, eq=False)
 class TableSummary(FrequencySource):
-    """A table's frequency set, hierarchies (in QI order) and provenance; no rows."""
+    """A table's frequency set, hierarchies (in QI order) and provenance; no rows.
+
+    Parameters
+    ----------
+    source : Source
+        Where the rows are.
+    schema : Schema
+        The columns' roles.
+    hierarchies : tuple of Hierarchy
+        One per quasi-identifier, in QI order.
+    frequency : FrequencySet
+        The frequency set of the quasi-identifiers.
+    columns : tuple of str
+        The table's columns.
+    engine : Engine
+        The engine that read the rows.
+    missing_counts : dict of str to int, optional
+        Per column, its count of missing values.
+    checksum : str, optional
+        The input's checksum.
+    blank_lines_skipped : int, default 0
+        Blank lines skipped.
+    """
 
     source: Source
     schema: Schema
@@ -95,6 +117,38 @@ def summarize(
     ``data``: a DataFrame (engine 'pandas'), a CSV or Parquet file, a folder of partitions, a glob
     pattern or a list of files. Every file is checked for the role columns first (a column missing
     from one partition is named with its file); the hierarchies are resolved before the rows are read.
+
+    Parameters
+    ----------
+    data : str, Path, sequence of paths, pandas.DataFrame or Source
+        The rows: files, a DataFrame or a source.
+    qi : sequence of str
+        The quasi-identifiers.
+    hierarchies : mapping, optional
+        Per quasi-identifier, a :class:`Hierarchy` or an ARX file.
+    hierarchy_dir : str or Path, optional
+        A folder with the hierarchy files.
+    identifiers : sequence of str, optional
+        Direct identifiers.
+    sensitive : sequence of str, optional
+        Sensitive attributes.
+    engine : str or Engine, default "duckdb"
+        The engine of the one pass (a key of ``ENGINES``).
+    engine_options : mapping, optional
+        Options of the engine.
+    sep : str, optional
+        The files' separator.
+    checksum : bool, default True
+        Compute the input's checksum.
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the pass raises :class:`Cancelled`.
+
+    Returns
+    -------
+    TableSummary
+        The frequency set and schema, without the rows in memory.
     """
     source = data if isinstance(data, Source) else Source.of(data, sep=sep)
     if source.frame is not None and isinstance(engine, str) and engine != "pandas":

@@ -28,7 +28,21 @@ Node = tuple[int, ...]
 
 @dataclass(frozen=True)
 class Lattice:
-    """The lattice of distance vectors for hierarchies of the given ``heights`` (in QI order)."""
+    """The lattice of distance vectors for hierarchies of the given ``heights`` (in QI order).
+
+    Parameters
+    ----------
+    heights : tuple of int
+        The height of each quasi-identifier's hierarchy.
+    names : tuple of str, optional
+        The quasi-identifiers' names.
+
+    Examples
+    --------
+    >>> lattice = Lattice((1, 2))
+    >>> lattice.max_height, lattice.nodes_at_height(1)
+    (3, [(0, 1), (1, 0)])
+    """
 
     heights: tuple[int, ...]
     names: tuple[str, ...] = field(default=())
@@ -66,7 +80,18 @@ class Lattice:
         return self.heights
 
     def check_node(self, node: Sequence[int]) -> Node:
-        """Return ``node`` as a tuple, or raise naming the QI whose level is out of range."""
+        """Return ``node`` as a tuple, or raise naming the QI whose level is out of range.
+
+        Parameters
+        ----------
+        node : sequence of int
+            A distance vector.
+
+        Returns
+        -------
+        Node
+            The node.
+        """
         node = tuple(int(d) for d in node)
         if len(node) != len(self.heights):
             raise InvalidParameterError(
@@ -78,6 +103,18 @@ class Lattice:
         return node
 
     def index(self, node: Sequence[int]) -> int:
+        """The node number of ``node``.
+
+        Parameters
+        ----------
+        node : sequence of int
+            A distance vector.
+
+        Returns
+        -------
+        int
+            Its number.
+        """
         return sum(d * s for d, s in zip(self.check_node(node), self._strides, strict=True))
 
     @cached_property
@@ -89,6 +126,18 @@ class Lattice:
         return tuple(reversed(strides))
 
     def node(self, index: int) -> Node:
+        """The node of number ``index``.
+
+        Parameters
+        ----------
+        index : int
+            A node number.
+
+        Returns
+        -------
+        Node
+            The node.
+        """
         if not 0 <= index < self.size:
             raise InvalidParameterError(f"node number {index} outside 0..{self.size - 1}")
         return tuple(self.grid[index].tolist())
@@ -131,20 +180,65 @@ class Lattice:
 
     # --- order relations -----------------------------------------------------------------------
     def height(self, node: Sequence[int]) -> int:
+        """The height of ``node`` (the sum of its levels).
+
+        Parameters
+        ----------
+        node : sequence of int
+            A distance vector.
+
+        Returns
+        -------
+        int
+            Its height.
+        """
         return sum(self.check_node(node))
 
     def successors(self, node: Sequence[int]) -> list[Node]:
-        """Direct successors: one QI generalized one more level."""
+        """Direct successors: one QI generalized one more level.
+
+        Parameters
+        ----------
+        node : sequence of int
+            A distance vector.
+
+        Returns
+        -------
+        list of Node
+            Its direct successors.
+        """
         node = self.check_node(node)
         return [node[:i] + (d + 1,) + node[i + 1 :] for i, d in enumerate(node) if d < self.heights[i]]
 
     def predecessors(self, node: Sequence[int]) -> list[Node]:
-        """Direct predecessors: one QI generalized one level less."""
+        """Direct predecessors: one QI generalized one level less.
+
+        Parameters
+        ----------
+        node : sequence of int
+            A distance vector.
+
+        Returns
+        -------
+        list of Node
+            Its direct predecessors.
+        """
         node = self.check_node(node)
         return [node[:i] + (d - 1,) + node[i + 1 :] for i, d in enumerate(node) if d > 0]
 
     def nodes_at_height(self, height: int) -> list[Node]:
-        """All vectors of the given height, in lexicographic order (Find_vector probes them so)."""
+        """All vectors of the given height, in lexicographic order (Find_vector probes them so).
+
+        Parameters
+        ----------
+        height : int
+            A height.
+
+        Returns
+        -------
+        list of Node
+            The nodes.
+        """
         return self._tuples_by_height[height] if 0 <= height <= self.max_height else []
 
     @cached_property
@@ -152,7 +246,18 @@ class Lattice:
         return [[tuple(row) for row in self.grid[idx].tolist()] for idx in self._by_height]
 
     def indices_at_height(self, height: int) -> np.ndarray:
-        """Node numbers of the given height, ascending (which is lexicographic order of vectors)."""
+        """Node numbers of the given height, ascending (which is lexicographic order of vectors).
+
+        Parameters
+        ----------
+        height : int
+            A height.
+
+        Returns
+        -------
+        numpy.ndarray
+            Their numbers.
+        """
         return self._by_height[height] if 0 <= height <= self.max_height else np.zeros(0, dtype=np.int64)
 
     @cached_property

@@ -63,7 +63,26 @@ def suppressed_count(freq: FrequencySet, hierarchies: Sequence[Hierarchy], node:
 
 
 def satisfies(freq: FrequencySet, hierarchies: Sequence[Hierarchy], node: Sequence[int], k: int, max_sup: int) -> bool:
-    """Samarati's satisfies(vector, k, MaxSup): at most MaxSup rows need suppressing at ``node``."""
+    """Samarati's satisfies(vector, k, MaxSup): at most MaxSup rows need suppressing at ``node``.
+
+    Parameters
+    ----------
+    freq : FrequencySet
+        The frequency set of the quasi-identifiers at the bottom of the lattice.
+    hierarchies : sequence of Hierarchy
+        One hierarchy per quasi-identifier.
+    node : sequence of int
+        The distance vector to test.
+    k : int
+        The k of k-anonymity.
+    max_sup : int
+        MaxSup, the most rows that may be suppressed.
+
+    Returns
+    -------
+    bool
+        Whether the node's generalization is k-anonymous with at most ``max_sup`` suppressed rows.
+    """
     return suppressed_count(freq, hierarchies, node, k) <= max_sup
 
 
@@ -75,6 +94,23 @@ class GeneralizedTable:
     index = input row number). ``suppressed_rows``: input row numbers removed. ``classes``: one row
     per released equivalence class (generalized QI values and ``size``). ``class_sizes``: the sizes
     of all classes before suppression.
+
+    Parameters
+    ----------
+    node : Node
+        The distance vector.
+    k : int
+        The k of k-anonymity.
+    n_input : int
+        The input's number of rows.
+    released : pandas.DataFrame
+        The generalized rows that remain.
+    suppressed_rows : numpy.ndarray
+        Input row numbers removed.
+    classes : pandas.DataFrame
+        One row per released equivalence class.
+    class_sizes : numpy.ndarray
+        The sizes of all classes before suppression.
     """
 
     node: Node
@@ -91,7 +127,32 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive_frequ
     """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k`` and, if
     given, for privacy ``models`` on a sensitive attribute (``sensitive_frequency``, a
     :class:`~microrelease.core.models.sensitive.SensitiveFrequency` of ``dataset``): a class is
-    suppressed when it is smaller than k or fails a model."""
+    suppressed when it is smaller than k or fails a model.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table and its hierarchies.
+    node : sequence of int
+        The distance vector: one generalization level per quasi-identifier.
+    k : int
+        The k of k-anonymity: the rows of smaller classes are suppressed.
+    sensitive_frequency : SensitiveFrequency, optional
+        The sensitive attribute, when ``models`` are given.
+    models : sequence of PrivacyModel, optional
+        Privacy models a class must satisfy too (its rows are suppressed otherwise).
+
+    Returns
+    -------
+    GeneralizedTable
+        The released table, the suppressed rows and the equivalence classes.
+
+    Examples
+    --------
+    >>> table = generalize(load_sample("toy"), (1, 1, 2), k=2)
+    >>> len(table.suppressed_rows), sorted(table.class_sizes.tolist())
+    (0, [2, 2, 3])
+    """
     node = dataset.lattice.check_node(node)
     k = check_k(k, dataset.n_rows)
     freq = dataset.frequency

@@ -78,7 +78,30 @@ class KAnonymityCheck:
 
 
 def check_k_anonymity(table: pd.DataFrame, qi: Sequence[str], k: int, *, limit: int = 10) -> KAnonymityCheck:
-    """Is every combination of the ``qi`` columns shared by at least k rows? (values compared as text)"""
+    """Is every combination of the ``qi`` columns shared by at least k rows? (values compared as text)
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A released table.
+    qi : sequence of str
+        Its quasi-identifier columns.
+    k : int
+        The k to check.
+    limit : int, default 10
+        At most this many failing classes are listed.
+
+    Returns
+    -------
+    KAnonymityCheck
+        Whether every class has at least ``k`` rows, and the smallest classes otherwise.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_k_anonymity(pd.DataFrame({"zip": ["1*", "1*", "2*"]}), ["zip"], 2).is_k_anonymous
+    False
+    """
     missing = [c for c in qi if c not in table.columns]
     if missing:
         raise InvalidParameterError(f"unknown QI column(s) {missing}; the table has {list(table.columns)}")
@@ -195,7 +218,25 @@ class OutputOptions:
     a listing singles out the input's outliers; ``sampling_fraction``: report the population risk of
     the written classes for a sample of that share of the population; ``publish_reference``: under
     t-closeness, publish the input's counts of the sensitive values in the report (minus the file's
-    counts they give the suppressed rows' sensitive values: off by default)."""
+    counts they give the suppressed rows' sensitive values: off by default).
+
+    Parameters
+    ----------
+    sep : str, default ","
+        The CSV separator.
+    escape : bool, default False
+        Escape formula cells with a leading ``'``.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : tuple, optional
+        Paths never written.
+    list_classes : int, default 0
+        List up to that many suppressed classes in the report.
+    sampling_fraction : float, optional
+        The sampling fraction for the risk figures.
+    publish_reference : bool, default False
+        Also write the reference figures.
+    """
 
     sep: str = ","
     escape: bool = False
@@ -215,7 +256,25 @@ class OutputOptions:
 class NodeRelease:
     """One release decision, described once: the table, the node, the privacy criteria, MaxSup and
     how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
-    call :meth:`write`, so that they cannot write different releases for the same decision."""
+    call :meth:`write`, so that they cannot write different releases for the same decision.
+
+    Parameters
+    ----------
+    data : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    node : tuple of int
+        The distance vector released.
+    criteria : Criteria
+        The privacy criteria.
+    max_sup : int, optional
+        MaxSup, in rows.
+    chosen_by : str, default "node"
+        How the node was chosen (for the report).
+    policy : str, optional
+        The preference policy that chose it.
+    weights : dict, optional
+        The policy's weights.
+    """
 
     data: FrequencySource
     node: tuple[int, ...]
@@ -234,7 +293,22 @@ class NodeRelease:
 
     def write(self, out: str | Path, output: OutputOptions | None = None, **options) -> Published:
         """Write this release to ``out``; ``options`` as for :func:`write_release` (engine, progress,
-        should_stop)."""
+        should_stop).
+
+        Parameters
+        ----------
+        out : str or Path
+            The release's file.
+        output : OutputOptions, optional
+            How it is written.
+        **options
+            Further arguments of :func:`write_release`.
+
+        Returns
+        -------
+        Published
+            The files written and the verification of the re-read release.
+        """
         return write_release(self.data, self.node, out, criteria=self.criteria, max_sup=self.max_sup,
                              output=output, parameters=self.parameters, **options)
 
@@ -258,6 +332,39 @@ def write_release(
     Criteria on a sensitive attribute need a Dataset. If ``max_sup`` is given and the node needs more
     suppression, or the released classes fail a scope-RELEASE criterion, nothing is written and
     InvalidParameterError says by how much.
+
+    Parameters
+    ----------
+    data : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    node : sequence of int
+        The distance vector to release.
+    out : str or Path
+        The release's file.
+    criteria : Criteria
+        The criteria the release must satisfy.
+    max_sup : int, optional
+        MaxSup, the most rows that may be suppressed.
+    output : OutputOptions, optional
+        How the release is written.
+    parameters : mapping, optional
+        Extra entries for the JSON report.
+    engine : Engine, optional
+        The engine that writes the rows (default: the data's own).
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the release raises :class:`Cancelled`.
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+
+    Raises
+    ------
+    VerificationError
+        If the re-read release does not meet its guarantee.
     """
     if not isinstance(criteria, Criteria):
         raise InvalidParameterError(f"criteria: expected a Criteria (Criteria.of(k, ...)), got {criteria!r}",

@@ -52,7 +52,24 @@ class OutlierMatrix:
 def outlier_matrix(
     freq: FrequencySet, hierarchies: Sequence[Hierarchy], k: int, *, max_cells: int = 50_000_000
 ) -> OutlierMatrix:
-    """Build VT for ``k`` from the frequency set."""
+    """Build VT for ``k`` from the frequency set.
+
+    Parameters
+    ----------
+    freq : FrequencySet
+        The frequency set at the bottom of the lattice.
+    hierarchies : sequence of Hierarchy
+        One hierarchy per quasi-identifier.
+    k : int
+        The k of k-anonymity.
+    max_cells : int, default 50000000
+        The largest matrix built.
+
+    Returns
+    -------
+    OutlierMatrix
+        Samarati's VT: the rows to suppress at every node.
+    """
     outliers = np.flatnonzero(freq.counts < k)
     cells = len(outliers) * freq.n_distinct * len(hierarchies)
     if cells > max_cells:

@@ -72,7 +72,33 @@ class ClassStats:
 
 @dataclass(frozen=True, eq=False)
 class LatticeProfile:
-    """Class-size histograms of every node of ``lattice`` for a table of ``n_rows`` rows."""
+    """Class-size histograms of every node of ``lattice`` for a table of ``n_rows`` rows.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The lattice profiled.
+    n_rows : int
+        The table's number of rows.
+    offsets : numpy.ndarray
+        Where each node's histogram starts in ``sizes`` and ``counts``.
+    sizes : numpy.ndarray
+        The class sizes of each node's histogram.
+    counts : numpy.ndarray
+        How many classes have each size.
+    strategy : str, optional
+        The roll-up strategy used.
+    failing_rows : numpy.ndarray, optional
+        Per node, rows in classes failing a privacy model.
+    failing_sq : numpy.ndarray, optional
+        Per node, the squared sizes of those classes.
+    models : tuple, optional
+        The privacy models counted.
+    failing_by_model : dict, optional
+        Per model, its failing rows per node.
+    quality : object, optional
+        ARX's quality models per node, if computed.
+    """
 
     lattice: Lattice
     n_rows: int
@@ -92,11 +118,33 @@ class LatticeProfile:
     def monotone(self, max_sup: int) -> bool:
         """Whether satisfaction is monotone up the lattice for this MaxSup, so that a node with no
         satisfying direct predecessor has none below at all: k-anonymity always is (Samarati
-        Lemma 5.1); each privacy model declares whether it is, without and with suppression."""
+        Lemma 5.1); each privacy model declares whether it is, without and with suppression.
+
+        Parameters
+        ----------
+        max_sup : int
+            MaxSup, in rows.
+
+        Returns
+        -------
+        bool
+            Whether satisfaction is monotone.
+        """
         return monotone(self.models, max_sup)
 
     def histogram(self, node: Node) -> tuple[np.ndarray, np.ndarray]:
-        """(sizes, counts) of ``node``'s equivalence classes."""
+        """(sizes, counts) of ``node``'s equivalence classes.
+
+        Parameters
+        ----------
+        node : Node
+            A distance vector.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            The class sizes and how many classes have each.
+        """
         i = self.lattice.index(node)
         lo, hi = self.offsets[i], self.offsets[i + 1]
         return self.sizes[lo:hi], self.counts[lo:hi]
@@ -120,6 +168,16 @@ class LatticeProfile:
         """Suppressed rows, distinct released classes, ... of every node for this k (vectorized).
 
         The last 64 answers are kept: moving MaxSup or the policy does not recompute them.
+
+        Parameters
+        ----------
+        k : int
+            The k of k-anonymity.
+
+        Returns
+        -------
+        ClassStats
+            Per node: suppressed rows, classes and their figures.
         """
         if k in self._stats_cache:
             return self._stats_cache[k]
@@ -267,7 +325,41 @@ def build_profile(
     quality: bool = False,
 ) -> LatticeProfile:
     """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
-    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`)."""
+    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`).
+
+    Parameters
+    ----------
+    dataset : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`: its frequency set is all that is read.
+    strategy : str, default "auto"
+        How the frequency set is rolled up the lattice (``"auto"`` picks one by size).
+    progress : callable, optional
+        Called with the progress of the roll-up.
+    should_stop : callable, optional
+        Polled during the roll-up; when it returns true the build raises :class:`Cancelled`.
+    workers : int, optional
+        Threads for the roll-up (default: every core).
+    memory_budget : int, default 536870912
+        Bytes the roll-up may hold at once.
+    quality : bool, default False
+        Also compute ARX's quality models for every node.
+
+    Returns
+    -------
+    LatticeProfile
+        The class-size statistics of every node, from which :func:`query` answers any (k, MaxSup).
+
+    Raises
+    ------
+    Cancelled
+        If ``should_stop`` asked to stop.
+
+    Examples
+    --------
+    >>> profile = build_profile(load_sample("toy"))
+    >>> profile.lattice.heights
+    (2, 1, 5)
+    """
     return profile_frequency_set(
         dataset.frequency, dataset.hierarchies, dataset.quasi_identifiers,
         strategy=strategy, progress=progress, should_stop=should_stop, workers=workers,

@@ -76,6 +76,25 @@ def find_vector(
     node numbers (what a profile answer has; probes are then vectorized). At each probed height
     the vectors are tested in lexicographic order until one satisfies. If the search ends on the
     top without having tested it, the top is tested; if even it fails, the vector is None.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The generalization lattice.
+    satisfies : callable, optional
+        A monotone predicate on a node.
+    satisfying : numpy.ndarray, optional
+        A boolean per node number (instead of ``satisfies``).
+
+    Returns
+    -------
+    FindVectorResult
+        The vector found (None if even the top fails) and the trace of the binary search.
+
+    Examples
+    --------
+    >>> find_vector(Lattice((1, 2)), lambda node: sum(node) >= 2).vector
+    (0, 2)
     """
     if (satisfies is None) == (satisfying is None):
         raise TypeError("find_vector needs exactly one of 'satisfies' and 'satisfying'")
@@ -126,6 +145,23 @@ def k_minimal(lattice: Lattice, satisfies: Callable[[Node], bool]) -> list[Node]
 
     Bottom-up by height; a node with a satisfying direct predecessor satisfies by monotonicity and
     is not evaluated (nor minimal); only the others are tested.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The generalization lattice.
+    satisfies : callable
+        A monotone predicate on a node (a tuple of levels).
+
+    Returns
+    -------
+    list of Node
+        The k-minimal nodes, by height then lexicographically.
+
+    Examples
+    --------
+    >>> k_minimal(Lattice((1, 2)), lambda node: sum(node) >= 2)
+    [(0, 2), (1, 1)]
     """
     status: dict[Node, bool] = {}
     minimal = []
@@ -167,7 +203,25 @@ class NodeResult:
 
 @dataclass(frozen=True, eq=False)
 class Answer:
-    """Everything about one (k, MaxSup) question, for every node, from the profile."""
+    """Everything about one (k, MaxSup) question, for every node, from the profile.
+
+    Parameters
+    ----------
+    profile : LatticeProfile
+        The profile the question was asked of.
+    k : int
+        The k of k-anonymity.
+    max_sup : int
+        MaxSup, in rows.
+    stats : ClassStats
+        Per node: suppressed rows, classes and their figures at this k.
+    satisfying : numpy.ndarray
+        Per node number: whether it satisfies (k, MaxSup) and the criteria.
+    minimal : numpy.ndarray
+        Per node number: whether it is k-minimal.
+    criteria : tuple, optional
+        The release-scope criteria also asked for.
+    """
 
     profile: LatticeProfile
     k: int
@@ -186,6 +240,18 @@ class Answer:
         return node_metrics(self.lattice, self.profile.n_rows, self.stats)
 
     def node(self, node: Node | int) -> NodeResult:
+        """One node's figures for this question.
+
+        Parameters
+        ----------
+        node : Node or int
+            A distance vector or a node number.
+
+        Returns
+        -------
+        NodeResult
+            Its figures.
+        """
         i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
         m = self.metrics
         return NodeResult(
@@ -228,6 +294,25 @@ class Answer:
         ``among="k-minimal"`` asks for the best k-minimal node whatever the policy.
 
         Raises NoSolutionError if no node satisfies (k, MaxSup).
+
+        Parameters
+        ----------
+        policy : str, default "min-relative"
+            A key of :data:`POLICIES`.
+        weights : mapping of str to float, optional
+            The weights of a weighted policy.
+        among : str, optional
+            ``"k-minimal"``: the best k-minimal node whatever the policy.
+
+        Returns
+        -------
+        NodeResult
+            The preferred node.
+
+        Raises
+        ------
+        NoSolutionError
+            If no node satisfies (k, MaxSup).
         """
         scope = among or check_policy(policy).among
         candidates = self.k_minimal_indices if scope == "k-minimal" else np.flatnonzero(self.satisfying)
@@ -241,7 +326,20 @@ class Answer:
         return self.node(prefer(policy, self.lattice, self.stats, candidates, weights))
 
     def score(self, policy: str, node: Node | int) -> float:
-        """Policy ``policy``'s score of one node (a quality policy's: read from the profile)."""
+        """Policy ``policy``'s score of one node (a quality policy's: read from the profile).
+
+        Parameters
+        ----------
+        policy : str
+            A key of :data:`POLICIES`.
+        node : Node or int
+            A distance vector or a node number.
+
+        Returns
+        -------
+        float
+            Its score.
+        """
         i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
         return float(check_policy(policy).score(self.lattice, self.stats, np.array([i]), None)[0])
 
@@ -249,7 +347,35 @@ class Answer:
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
     """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:
     the scope-RELEASE criteria (:mod:`microrelease.core.risk.criteria`) a node must satisfy too (the
-    scope-CLASS ones are the profile's, counted when it was built)."""
+    scope-CLASS ones are the profile's, counted when it was built).
+
+    Parameters
+    ----------
+    profile : LatticeProfile
+        The profile from :func:`build_profile`.
+    k : int
+        The k of k-anonymity.
+    max_sup : int or str
+        MaxSup, the most rows that may be suppressed: a count, or a percentage such as ``"5%"``.
+    criteria : tuple, optional
+        Release-scope criteria every answer node must satisfy as well.
+
+    Returns
+    -------
+    Answer
+        Which nodes satisfy, which are k-minimal, and their figures.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``k`` or ``max_sup`` is out of range.
+
+    Examples
+    --------
+    >>> answer = query(build_profile(load_sample("toy")), k=2, max_sup=0)
+    >>> answer.find_vector().vector
+    (1, 1, 2)
+    """
     k = check_k(k, profile.n_rows)
     max_sup = parse_max_sup(max_sup, profile.n_rows)
     stats = profile.stats(k)

@@ -51,7 +51,22 @@ class InformationLoss:
 
 
 def information_loss(original: pd.DataFrame, released: pd.DataFrame, attributes: Sequence[str]) -> InformationLoss:
-    """Compare ``released`` with ``original`` (same rows, same order) over numeric ``attributes``."""
+    """Compare ``released`` with ``original`` (same rows, same order) over numeric ``attributes``.
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The table before protection.
+    released : pandas.DataFrame
+        The protected table (same rows, same order).
+    attributes : sequence of str
+        The numeric attributes compared.
+
+    Returns
+    -------
+    InformationLoss
+        The loss figures of the release.
+    """
     attributes = list(attributes)
     x = numeric_matrix(original, attributes)
     y = numeric_matrix(released, attributes, "released attribute")

@@ -54,6 +54,30 @@ def record_linkage(
 
     ``sample``: attack at most this many records (a seeded random sample; None = all). Distances
     are computed ``block`` records at a time, so memory stays O(block × n).
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The table before protection.
+    released : pandas.DataFrame
+        The protected table (same rows, same order).
+    qi : sequence of str
+        The quasi-identifiers an intruder links on.
+    confidential : sequence of str, optional
+        Confidential attributes also known to the intruder.
+    k : int
+        The release's k (the expected linkage rate is at most 1/k).
+    sample : int or None, default 5000
+        How many original rows are linked (None: all).
+    rng : int or numpy.random.Generator, optional
+        The random source of the sample.
+    block : int, default 512
+        Rows per block of the distance computation.
+
+    Returns
+    -------
+    LinkageRisk
+        The share of rows linked to their own protected record.
     """
     qi, confidential = list(qi), list(confidential)
     x = numeric_matrix(original, qi, "QI")

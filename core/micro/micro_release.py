@@ -58,7 +58,39 @@ def write_microaggregation(
     protected: Sequence[str | Path] = (),
 ) -> Published:
     """Write ``result.released`` to ``out`` (CSV) and ``<stem>.report.json``; see the module doc.
-    ``source`` is the input's path (protected, and named in the report by its file name)."""
+    ``source`` is the input's path (protected, and named in the report by its file name).
+
+    Parameters
+    ----------
+    result : Microaggregation
+        What :func:`microaggregate` returned.
+    out : str or Path
+        The release's file.
+    identifiers : sequence of str, optional
+        Direct identifiers (recorded as dropped).
+    source : str, default "<DataFrame>"
+        The input's name, for the report.
+    checksum : str, optional
+        The input's checksum, for the report.
+    sep : str, default ","
+        The output separator.
+    escape : bool, default False
+        Neutralize cells that a spreadsheet would read as a formula.
+    force : bool, default False
+        Overwrite an earlier release.
+    protected : sequence of str or Path, optional
+        Files the release must never overwrite.
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+
+    Raises
+    ------
+    VerificationError
+        If the re-read release does not meet its guarantee.
+    """
     attributes = [*result.qi, *result.confidential]
     sizes = result.group_sizes
     groups = ({"count": len(sizes), "smallest": int(sizes.min()), "largest": int(sizes.max())} if len(sizes) else

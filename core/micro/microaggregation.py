@@ -161,6 +161,29 @@ class Microaggregation:
 
     ``released``: the output table (identifiers dropped). ``groups``: for MDAV methods, the group
     of every row; for IR-SWAP, one array per confidential attribute (``attribute_groups``).
+
+    Parameters
+    ----------
+    method : str
+        The method used (a key of :data:`METHODS`).
+    k : int
+        The smallest group size.
+    qi : tuple of str
+        The quasi-identifiers aggregated.
+    confidential : tuple of str
+        The confidential attributes.
+    original : pandas.DataFrame
+        The input table.
+    released : pandas.DataFrame
+        The output table (identifiers dropped).
+    groups : numpy.ndarray or None
+        For MDAV methods, the group of every row.
+    attribute_groups : dict of str to numpy.ndarray, optional
+        For IR-SWAP, the groups of each confidential attribute.
+    attribute_k : dict of str to int, optional
+        The k of each attribute, when they differ.
+    seed : int, optional
+        The seed of the randomized methods.
     """
 
     method: str
@@ -197,6 +220,47 @@ def microaggregate(
     ``qi`` are the numeric quasi-identifiers (MDAV methods); ``confidential`` the numeric
     confidential attributes (needed by ``ir-swap``; measured by the linkage attack). For
     ``ir-swap``, ``k_per_attribute`` may give an attribute its own k (default ``k``).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The table to protect.
+    qi : sequence of str, optional
+        The numeric quasi-identifiers (aggregated together).
+    confidential : sequence of str, optional
+        The numeric confidential attributes.
+    k : int
+        The smallest group size.
+    method : str, default "mdav-id"
+        A key of :data:`METHODS`.
+    k_per_attribute : mapping of str to int, optional
+        Per-attribute k (for the methods that take one).
+    identifiers : sequence of str, optional
+        Direct identifiers, dropped from the output.
+    rng : int or numpy.random.Generator, optional
+        The random source of the randomized methods.
+    strategy : str, default "numba"
+        The MDAV implementation (``"numba"`` or ``"numpy"``).
+    progress : callable, optional
+        Called with the progress.
+
+    Returns
+    -------
+    Microaggregation
+        The released table and its groups.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``method``, ``k`` or a column is invalid.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"age": [20, 21, 22, 60, 61, 62], "pay": [1.0, 2, 3, 10, 11, 12]})
+    >>> result = microaggregate(table, qi=["age", "pay"], k=3, method="mdav-id", strategy="numpy")
+    >>> result.released["age"].tolist()
+    [21.0, 21.0, 21.0, 61.0, 61.0, 61.0]
     """
     if method not in METHODS:
         raise InvalidParameterError(f"The 'method' parameter must be one of {sorted(METHODS)}. Got {method!r} instead.",

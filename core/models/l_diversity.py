@@ -88,6 +88,14 @@ class LDiversity(PrivacyModel):
 
 @dataclass(frozen=True)
 class DistinctLDiversity(LDiversity):
+    """Distinct l-diversity (Machanavajjhala et al.): every class holds at least ``l`` distinct sensitive values.
+
+    Parameters
+    ----------
+    l : int
+        The least number of distinct sensitive values per class.
+    """
+
     l: int = control(L)  # noqa: E741 - the paper's name
 
     name: ClassVar[str] = "distinct-l-diversity"
@@ -108,6 +116,14 @@ class DistinctLDiversity(LDiversity):
 
 @dataclass(frozen=True)
 class EntropyLDiversity(LDiversity):
+    """Entropy l-diversity (Machanavajjhala et al.): every class's sensitive entropy is at least log(``l``).
+
+    Parameters
+    ----------
+    l : float
+        The entropy bound, as a number of equally likely values.
+    """
+
     l: float = control(L)  # noqa: E741
 
     name: ClassVar[str] = "entropy-l-diversity"
@@ -128,6 +144,17 @@ class EntropyLDiversity(LDiversity):
 
 @dataclass(frozen=True)
 class RecursiveCLDiversity(LDiversity):
+    """Recursive (c, l)-diversity (Machanavajjhala et al.): in every class, the most frequent sensitive value
+    is rarer than ``c`` times the sum of the frequencies from the ``l``-th most frequent on.
+
+    Parameters
+    ----------
+    c : float
+        The factor c.
+    l : int
+        The rank l.
+    """
+
     c: float = control(C)
     l: int = control(L)  # noqa: E741
 

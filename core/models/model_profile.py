@@ -72,6 +72,34 @@ def build_model_profile(
     population) beside the models, in the same walk: the population is joined in as one more column
     of counts, and a class also fails when the population holds fewer than K of its records
     (``failing_by_model`` has its rows last, and ``models`` ends with it).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table and its hierarchies.
+    sensitive_frequency : SensitiveFrequency
+        The sensitive attribute.
+    models : sequence of PrivacyModel
+        The models every class must satisfy.
+    strategy : str, default "auto"
+        How the frequency set is rolled up.
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the build raises :class:`Cancelled`.
+    workers : int, optional
+        Threads for the roll-up.
+    memory_budget : int, default 536870912
+        Bytes the roll-up may hold at once.
+    quality : bool, default False
+        Also compute ARX's quality models.
+    k_map : KMap, optional
+        A k-map criterion counted with the models.
+
+    Returns
+    -------
+    LatticeProfile
+        The profile, classes failing a model counted as to be suppressed.
     """
     models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
@@ -209,7 +237,26 @@ def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node
                  *, k: int = 1) -> pd.DataFrame:
     """The classes of ``node`` that fail a model: generalized QI values, size, the failing models,
     each model's statistic (distinct values, effective l, r₁/tail ratio or EMD to the table's
-    distribution) and the class's sensitive distribution. Failing classes first, largest first."""
+    distribution) and the class's sensitive distribution. Failing classes first, largest first.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table and its hierarchies.
+    sensitive_frequency : SensitiveFrequency
+        The sensitive attribute.
+    node : sequence of int
+        The distance vector.
+    models : sequence of PrivacyModel
+        The models explained.
+    k : int, default 1
+        The k of k-anonymity.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per class of the node, with each model's figure and verdict.
+    """
     node = dataset.lattice.check_node(node)
     freq = dataset.frequency
     sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)

@@ -28,7 +28,25 @@ from microrelease.core.models.privacy_model import PrivacyModel, Statistic
 class SensitiveFrequency:
     """The frequency set extended by one sensitive attribute: tuple t has QI ground codes
     ``codes[t]``, sensitive value ``labels[values[t]]`` and ``counts[t]`` rows; row r of the table
-    holds value ``labels[row_values[r]]``."""
+    holds value ``labels[row_values[r]]``.
+
+    Parameters
+    ----------
+    attribute : str
+        The sensitive attribute.
+    codes : numpy.ndarray
+        Per tuple, the QI ground codes.
+    values : numpy.ndarray
+        Per tuple, the sensitive value's index in ``labels``.
+    counts : numpy.ndarray
+        Per tuple, its number of rows.
+    labels : tuple of str
+        The sensitive values.
+    row_values : numpy.ndarray
+        Per row of the table, its value's index in ``labels``.
+    hierarchy : Hierarchy, optional
+        The attribute's hierarchy (for hierarchical t-closeness).
+    """
 
     attribute: str
     codes: np.ndarray
@@ -74,7 +92,22 @@ _lock = threading.Lock()  # the dashboard's sessions share this module
 
 def sensitive_frequency(dataset: Dataset, attribute: str, hierarchy: Hierarchy | None = None) -> SensitiveFrequency:
     """Extend ``dataset``'s frequency set by ``attribute`` (which must not be a QI); ``hierarchy``,
-    if given, must cover its values. Computed once per (dataset, attribute, hierarchy)."""
+    if given, must cover its values. Computed once per (dataset, attribute, hierarchy).
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table.
+    attribute : str
+        The sensitive attribute.
+    hierarchy : Hierarchy, optional
+        The attribute's hierarchy (for hierarchical t-closeness).
+
+    Returns
+    -------
+    SensitiveFrequency
+        The attribute's value counts per bottom class.
+    """
     key = (attribute, None if hierarchy is None else (hierarchy.attribute, hierarchy.rows))
     with _lock:
         known = _computed.get(dataset, {}).get(key)
@@ -142,6 +175,22 @@ def prepare_models(
     Raises InvalidParameterError (``parameter`` naming the model's parameter) for a model whose
     parameters do not fit the attribute, DataError for an attribute that is a QI or unknown,
     HierarchyError / CoverageError for its hierarchy.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The table.
+    attribute : str
+        The sensitive attribute.
+    models : mapping or iterable of PrivacyModel
+        The models, as objects or as name to parameter text.
+    hierarchy : Hierarchy, str or Path, optional
+        The attribute's hierarchy (for hierarchical t-closeness).
+
+    Returns
+    -------
+    PreparedModels
+        The sensitive frequency and the models, ready for :func:`build_model_profile`.
     """
     if isinstance(models, Mapping):
         from microrelease.core.criteria.registry import parse_criteria  # the registry imports this family

@@ -84,7 +84,19 @@ def emd_hierarchical(p: np.ndarray, q: np.ndarray, hierarchy: Hierarchy, order: 
 class TCloseness(PrivacyModel):
     """EMD to the table's distribution at most ``t``, for the ``ground`` distance. A hierarchical
     ground takes the sensitive attribute's ``hierarchy`` and ``order`` (the ground code of each
-    sensitive value column) from the data: see :meth:`bind`."""
+    sensitive value column) from the data: see :meth:`bind`.
+
+    Parameters
+    ----------
+    t : float
+        The largest EMD allowed, in [0, 1].
+    ground : str, default "equal"
+        The ground distance: a key of ``GROUNDS``.
+    hierarchy : Hierarchy, optional
+        The sensitive attribute's hierarchy, for the hierarchical ground.
+    order : tuple of int, optional
+        The ground code of each sensitive value, for the hierarchical ground.
+    """
 
     t: float = control(Control("t", "t-closeness t (0 = off)", float, 0.0, low=0, high=1, step=0.05, off=0.0,
                                doc="EMD to the table's distribution at most t"))

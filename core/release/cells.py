@@ -27,7 +27,18 @@ FORMULA = r"^[=+\-@\t\r]"
 
 
 def shuffled(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame``'s rows in an order drawn from OS entropy (index reset)."""
+    """``frame``'s rows in an order drawn from OS entropy (index reset).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table to release.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The new table.
+    """
     order = np.random.default_rng().permutation(len(frame))
     return frame.iloc[order].reset_index(drop=True)
 
@@ -65,7 +76,18 @@ def formula_counts(column: pd.Series, weights: pd.Series | None = None) -> tuple
 def formula_cells(frame: pd.DataFrame) -> dict[str, tuple[int, int]]:
     """Per column with any: (formula cells, cells escaped with a leading ``'``). Only the columns with a
     cell starting like either are counted: every cell's first character is read in one pass over the
-    text columns (a count per column costs milliseconds of pandas each: 20 s for 5,000 columns)."""
+    text columns (a count per column costs milliseconds of pandas each: 20 s for 5,000 columns).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table to release.
+
+    Returns
+    -------
+    dict of str to (int, int)
+        Per column: formula cells, escaped cells.
+    """
     text = [c for c in frame.columns if pd.api.types.is_object_dtype(frame[c]) or pd.api.types.is_string_dtype(frame[c])]
     may = set(_starting_like_a_formula(frame, text))
     return {str(c): counted for c in frame.columns if (c in may or c not in text)
@@ -97,7 +119,18 @@ def escape_column(column: pd.Series) -> pd.Series:
 
 
 def escape_formulas(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with every formula cell prefixed by ``'`` (other cells untouched)."""
+    """``frame`` with every formula cell prefixed by ``'`` (other cells untouched).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table to release.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The new table.
+    """
     out = frame.copy()
     for c in frame.columns:
         out[c] = escape_column(frame[c])
@@ -121,7 +154,24 @@ def refuse_formula_headers(columns) -> None:
 
 def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: bool, columns=()):
     """``checks`` plus the formula-cell check, and the report's entry (cells per column, and header
-    cells among ``columns``)."""
+    cells among ``columns``).
+
+    Parameters
+    ----------
+    checks : list
+        The checks so far.
+    found : dict of str to (int, int)
+        What :func:`formula_cells` found.
+    escape : bool
+        Whether formula cells were escaped.
+    columns : sequence of str, optional
+        The header's cells.
+
+    Returns
+    -------
+    Verified
+        The checks with the formula-cell check, and the report's entry as a fact.
+    """
     headers = formula_headers(columns)
     found = {**found, **{f"<header> {h}": (1, 0) for h in headers}}
     unescaped = sum(u for u, _ in found.values())

@@ -45,7 +45,17 @@ from microrelease.core.release.target import TOOL, Target, audit_mac, check_targ
 
 @dataclass(frozen=True)
 class Check:
-    """One claim of a release, checked on the written file."""
+    """One claim of a release, checked on the written file.
+
+    Parameters
+    ----------
+    name : str
+        What is claimed.
+    passed : bool
+        Whether the written file meets it.
+    detail : str, optional
+        What was found.
+    """
 
     name: str
     passed: bool
@@ -58,7 +68,17 @@ class Check:
 @dataclass(frozen=True)
 class Verified:
     """What the re-read of the written files found: the checks, facts for the report, and facts for the
-    data steward's audit (figures computed with the original data)."""
+    data steward's audit (figures computed with the original data).
+
+    Parameters
+    ----------
+    checks : tuple of Check
+        The checks made.
+    facts : dict, optional
+        Facts for the report.
+    audit : dict, optional
+        Facts for the data steward's audit.
+    """
 
     checks: tuple[Check, ...]
     facts: dict = field(default_factory=dict)
@@ -68,7 +88,17 @@ class Verified:
 @dataclass(frozen=True)
 class Published:
     """A release in place: its report (as written), where its files are (``target.report``, the page
-    ``target.html`` and the audit ``target.audit`` beside them), and the audit's figures (None without one)."""
+    ``target.html`` and the audit ``target.audit`` beside them), and the audit's figures (None without one).
+
+    Parameters
+    ----------
+    data : dict
+        The report, as written.
+    target : Target
+        Where the files are.
+    audit : dict, optional
+        The audit's figures.
+    """
 
     data: dict
     target: Target
@@ -102,6 +132,31 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
     metrics); ``audit`` (if given) what goes to the data steward's audit instead. Returns the report
     as written; raises VerificationError if a check fails, OutputError if the disk refuses,
     Cancelled if ``should_stop()`` says so.
+
+    Parameters
+    ----------
+    target : Target
+        Where the release goes.
+    write : callable
+        Writes the data files.
+    verify : callable
+        Reads them back and returns a :class:`Verified`.
+    body : mapping
+        The report's entries.
+    audit : mapping, optional
+        The audit's entries.
+    should_stop : callable, optional
+        Polled; when it returns true nothing is put in place.
+
+    Returns
+    -------
+    Published
+        The release in place.
+
+    Raises
+    ------
+    VerificationError
+        If a check of the re-read files fails.
     """
     made: list[Path] = []  # what this call created, and only that, is removed on the way out
     lock = _take_lock(target, made)

@@ -43,17 +43,50 @@ def beside(out: str | Path, kind: str) -> Path:
 
 
 def report_path(out: str | Path) -> Path:
-    """``OUT.csv`` -> ``OUT.report.json`` (the report of a file release)."""
+    """``OUT.csv`` -> ``OUT.report.json`` (the report of a file release).
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's data file.
+
+    Returns
+    -------
+    Path
+        The report's path.
+    """
     return beside(out, "report")
 
 
 def html_path(out: str | Path) -> Path:
-    """``OUT.csv`` -> ``OUT.report.html`` (the page a person reads, beside the report)."""
+    """``OUT.csv`` -> ``OUT.report.html`` (the page a person reads, beside the report).
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's data file.
+
+    Returns
+    -------
+    Path
+        The page's path.
+    """
     return beside(out, "html")
 
 
 def audit_path(out: str | Path) -> Path:
-    """``OUT.csv`` -> ``OUT.audit.json`` (the data steward's audit, beside the report)."""
+    """``OUT.csv`` -> ``OUT.audit.json`` (the data steward's audit, beside the report).
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's data file.
+
+    Returns
+    -------
+    Path
+        The audit's path.
+    """
     return beside(out, "audit")
 
 
@@ -70,7 +103,21 @@ def audit_mac(text: bytes) -> str | None:
 
 @dataclass(frozen=True)
 class Target:
-    """A checked place to write: ``folder`` holds the data files ``names`` and the ``report``."""
+    """A checked place to write: ``folder`` holds the data files ``names`` and the ``report``.
+
+    Parameters
+    ----------
+    path : Path
+        The file or folder written.
+    kind : str
+        ``"file"`` or ``"folder"``.
+    names : tuple of str
+        The data files' names.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : tuple of Path, optional
+        Files never overwritten.
+    """
 
     path: Path
     kind: str  # "file" or "folder"
@@ -129,7 +176,18 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def previous_release(target: Target) -> dict | None:
-    """The report of the release of this tool now at ``target`` (None if there is none there)."""
+    """The report of the release of this tool now at ``target`` (None if there is none there).
+
+    Parameters
+    ----------
+    target : Target
+        The checked target.
+
+    Returns
+    -------
+    dict or None
+        The previous report, if any.
+    """
     try:
         report = json.loads(target.report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -140,7 +198,22 @@ def previous_release(target: Target) -> dict | None:
 
 
 def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force: bool = False) -> Target:
-    """The target of a one-file release (CSV or Parquet), checked; OutputError says why not."""
+    """The target of a one-file release (CSV or Parquet), checked; OutputError says why not.
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's file.
+    protected : iterable of str or Path, optional
+        Files never overwritten.
+    force : bool, default False
+        Replace a previous release of this tool.
+
+    Returns
+    -------
+    Target
+        The checked target.
+    """
     path = _resolved(out)
     if path.name.endswith(tuple(BESIDE.values())) or path.name in IN_FOLDER.values():
         raise OutputError(f"{out}: a release's data file cannot be named like a report (nothing was written)")
@@ -149,7 +222,24 @@ def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force:
 
 def folder_target(out: str | Path, names: Sequence[str], *, protected: Iterable[str | Path] = (),
                   force: bool = False) -> Target:
-    """The target of a release made of several files in one folder, checked."""
+    """The target of a release made of several files in one folder, checked.
+
+    Parameters
+    ----------
+    out : str or Path
+        The release's folder.
+    names : sequence of str
+        The data files' names.
+    protected : iterable of str or Path, optional
+        Files never overwritten.
+    force : bool, default False
+        Replace a previous release of this tool.
+
+    Returns
+    -------
+    Target
+        The checked target.
+    """
     path = _resolved(out)
     return check_target(Target(path, "folder", tuple(names), force, tuple(_real(p) for p in protected)))
 

@@ -53,7 +53,13 @@ def _share(text: str, what: str, parameter: str, *, closed_low: bool = False) ->
 
 @dataclass(frozen=True)
 class AverageRisk:
-    """The average prosecutor risk of the released records is at most ``limit``."""
+    """The average prosecutor risk of the released records is at most ``limit``.
+
+    Parameters
+    ----------
+    limit : float
+        The largest average prosecutor risk, in (0, 1].
+    """
 
     limit: float = control(Control("max_risk", "average risk at most (0 = off)", float, 0.0, low=0, high=1,
                                    step=0.01, off=0.0))
@@ -95,7 +101,15 @@ class AverageRisk:
 
 @dataclass(frozen=True)
 class RecordsAtRisk:
-    """At most a share ``share`` of the released records has a prosecutor risk above ``threshold``."""
+    """At most a share ``share`` of the released records has a prosecutor risk above ``threshold``.
+
+    Parameters
+    ----------
+    threshold : float
+        The risk above which a record is at risk, in (0, 1].
+    share : float
+        The largest share of records at risk.
+    """
 
     threshold: float = control(Control("risk_threshold", "a record is at risk above", float, 0.2, low=0, high=1,
                                        low_open=True, step=0.05))
@@ -153,7 +167,17 @@ def released_histograms(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np
 @dataclass(frozen=True)
 class PopulationUniqueness:
     """The estimated share of population uniques (Dankar et al.'s rule) is at most ``limit``, for a
-    sample of a share ``sampling_fraction`` of the population."""
+    sample of a share ``sampling_fraction`` of the population.
+
+    Parameters
+    ----------
+    limit : float
+        The largest share of population uniques.
+    sampling_fraction : float
+        The sample's share of the population, in (0, 1].
+    strategy : str, default "numba"
+        The estimator's implementation.
+    """
 
     limit: float = control(Control("max_uniqueness", "population uniques at most (0 = off)", float, 0.0, low=0,
                                    high=1, step=0.005, off=0.0))

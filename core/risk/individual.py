@@ -44,10 +44,23 @@ def individual_risk(frequency, weight_sum=None, *, sampling_fraction: float | No
 
     Parameters
     ----------
-    frequency : per record, f_k, the number of sample records in its class (integers >= 1).
-    weight_sum : per record, F_k, the sum of the sampling weights of its class (>= f_k).
-    sampling_fraction : instead of ``weight_sum``, a constant fraction pi in (0, 1]: F_k = f_k / pi.
+    frequency : array_like of int
+        Per record, f_k, the number of sample records in its class (integers >= 1).
+    weight_sum : array_like of float, optional
+        Per record, F_k, the sum of the sampling weights of its class (>= f_k).
+    sampling_fraction : float, optional
+        Instead of ``weight_sum``, a constant fraction pi in (0, 1]: F_k = f_k / pi.
         ``sampling_fraction=1`` treats the sample as the population (risk 1 / f_k).
+
+    Returns
+    -------
+    IndividualRisk
+        The risk of every record.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a frequency, weight or fraction is out of range.
     """
     f = _check_frequency(frequency)
     if (weight_sum is None) == (sampling_fraction is None):
@@ -111,7 +124,24 @@ def class_frequencies(labels, weights=None) -> tuple[np.ndarray, np.ndarray]:
 
 def reidentifications_by_node(offsets, sizes, counts, sampling_fraction: float) -> np.ndarray:
     """Expected re-identifications of every node (sum over its records of the Benedetti-Franconi risk)
-    with a constant sampling fraction, from CSR class-size histograms (as in ``LatticeProfile``)."""
+    with a constant sampling fraction, from CSR class-size histograms (as in ``LatticeProfile``).
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray
+        Where each node's pairs start in ``sizes``/``counts``.
+    sizes : numpy.ndarray
+        Class sizes.
+    counts : numpy.ndarray
+        How many classes have each size.
+    sampling_fraction : float
+        The sample's share of the population.
+
+    Returns
+    -------
+    numpy.ndarray
+        The expected re-identifications of every node.
+    """
     offsets, sizes, counts = np.asarray(offsets), np.asarray(sizes), np.asarray(counts)
     fraction = check_sampling_fraction(sampling_fraction)
     _check_frequency(sizes, "sizes")

@@ -65,7 +65,23 @@ class Population:
 
 def read_population(path: str) -> pd.DataFrame:
     """A population table as read (every cell text); a missing or malformed file is a DataError naming
-    the ``population`` parameter."""
+    the ``population`` parameter.
+
+    Parameters
+    ----------
+    path : str
+        The population file.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table, every cell as text.
+
+    Raises
+    ------
+    DataError
+        If the file is missing or malformed.
+    """
     try:
         return read_table(path, sep=None)
     except MicroreleaseError as exc:
@@ -78,6 +94,25 @@ def code_population(table: pd.DataFrame, sample: FrequencySource, *, source: str
     Raises DataError (parameter ``population``) for a QI column it lacks, a value missing from a
     hierarchy (naming column and values), or a ground QI combination the sample holds more often than
     the population (naming the first one).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The population table.
+    sample : FrequencySource
+        The sample, whose hierarchies code the population.
+    source : str, optional
+        The population's name, for messages.
+
+    Returns
+    -------
+    Population
+        The coded population.
+
+    Raises
+    ------
+    DataError
+        If a QI column is missing or the population does not contain the sample.
     """
     qi = tuple(sample.quasi_identifiers)
     missing = [c for c in qi if c not in table.columns]
@@ -130,7 +165,15 @@ def _check_contains(population: Population, sample: FrequencySource) -> None:
 class KMap:
     """El Emam & Dankar's k-map: every released class has at least ``k`` records in the population
     (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.criterion`; from text it has no population
-    until :meth:`bind`)."""
+    until :meth:`bind`).
+
+    Parameters
+    ----------
+    k : int
+        The least population size of a released class.
+    population : Population, optional
+        The population table, coded (see :func:`code_population`).
+    """
 
     k: int = control(Control("k_map", "k-map K (0 = off)", int, 0, low=0, off=0,
                              doc="every released class has >= K records in the population table"))
@@ -186,7 +229,29 @@ class KMap:
 @dataclass(frozen=True, eq=False)
 class KMapProfile:
     """Every node's classes by joint (sample size f, population size F), CSR: node i's pairs are
-    ``offsets[i]:offsets[i+1]`` in ``f``, ``big_f`` (sorted by f, then F) and ``counts`` (classes)."""
+    ``offsets[i]:offsets[i+1]`` in ``f``, ``big_f`` (sorted by f, then F) and ``counts`` (classes).
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The lattice profiled.
+    n_rows : int
+        The sample's rows.
+    population : Population
+        The population.
+    offsets : numpy.ndarray
+        Where each node's pairs start.
+    f : numpy.ndarray
+        The sample class sizes.
+    big_f : numpy.ndarray
+        The population class sizes.
+    counts : numpy.ndarray
+        How many classes have each pair.
+    strategy : str, optional
+        The roll-up strategy used.
+    sample : FrequencySource, optional
+        The sample.
+    """
 
     lattice: Lattice
     n_rows: int
@@ -303,6 +368,28 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
 
     ``strategy``: ``"numba"`` (compiled, on the shared walk) or ``"numpy"`` (the oracle); the other
     arguments as for :func:`~microrelease.core.lattice.profile.build_profile`.
+
+    Parameters
+    ----------
+    sample : FrequencySource
+        The sample.
+    population : Population
+        The coded population.
+    strategy : str, default "numba"
+        The roll-up's implementation.
+    progress : callable, optional
+        Called with the progress.
+    should_stop : callable, optional
+        Polled; when it returns true the build raises :class:`Cancelled`.
+    workers : int, optional
+        Threads.
+    memory_budget : int, default 536870912
+        Bytes the roll-up may hold at once.
+
+    Returns
+    -------
+    KMapProfile
+        Every node's joint class sizes.
     """
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter of k-map must be one of {STRATEGIES}. "

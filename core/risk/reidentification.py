@@ -52,6 +52,25 @@ class Risk:
     ``highest``, ``average``, ``records_at_risk``: prosecutor model; ``journalist_*``: the same
     against the population; ``marketer``: expected share of records re-identified; ``threshold``:
     the risk a record may have without counting as at risk (strictly above it counts).
+
+    Parameters
+    ----------
+    highest : float
+        Prosecutor model: the highest risk.
+    average : float
+        Prosecutor model: the average risk.
+    records_at_risk : float
+        Prosecutor model: the share of records above ``threshold``.
+    journalist_highest : float
+        Journalist model: the highest risk.
+    journalist_average : float
+        Journalist model: the average risk.
+    journalist_records_at_risk : float
+        Journalist model: the share of records above ``threshold``.
+    marketer : float
+        Marketer model: the expected share of records re-identified.
+    threshold : float
+        The risk threshold.
     """
 
     highest: float
@@ -108,16 +127,26 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
 
     Parameters
     ----------
-    sizes : the sizes f_j of the released equivalence classes (suppressed records left out).
-    threshold : a record whose risk is strictly above it counts as at risk, in (0, 1].
-    sampling_fraction : π in (0, 1]: estimate each population class size as F_j = f_j / π.
-    population_sizes : F_j for each class, aligned with ``sizes`` (see :func:`population_sizes`);
-        at most one of this and ``sampling_fraction``. With neither, the population is the sample.
+    sizes : sequence of int or numpy.ndarray
+        The sizes f_j of the released equivalence classes (suppressed records left out).
+    threshold : float
+        A record whose risk is strictly above it counts as at risk, in (0, 1].
+    sampling_fraction : float, optional
+        π in (0, 1]: estimate each population class size as F_j = f_j / π.
+    population_sizes : sequence of float or numpy.ndarray, optional
+        F_j for each class, aligned with ``sizes`` (see :func:`population_sizes`); at most one of
+        this and ``sampling_fraction``. With neither, the population is the sample.
+
+    Returns
+    -------
+    Risk
+        The table's prosecutor, journalist and marketer figures.
 
     Raises
     ------
-    InvalidParameterError : a threshold or fraction outside (0, 1], a class size below 1, a
-        population class smaller than its sample class, or both population parameters.
+    InvalidParameterError
+        A threshold or fraction outside (0, 1], a class size below 1, a population class smaller
+        than its sample class, or both population parameters.
     """
     threshold = check_share(threshold, "threshold")
     f = _check_sizes(sizes)
@@ -173,6 +202,18 @@ def population_sizes(sample_keys: pd.DataFrame | Iterable, population_keys: pd.D
     ------
     DataError : a sample class absent from the population (a population must contain the sample),
         named with its key; or two DataFrames with different columns.
+
+    Parameters
+    ----------
+    sample_keys : pandas.DataFrame or iterable
+        One key per sample class.
+    population_keys : pandas.DataFrame or iterable
+        One key per population row.
+
+    Returns
+    -------
+    numpy.ndarray
+        F_j for each sample class.
     """
     if isinstance(sample_keys, pd.DataFrame) and isinstance(population_keys, pd.DataFrame) \
             and list(sample_keys.columns) != list(population_keys.columns):
@@ -220,6 +261,22 @@ def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
     classes smaller than one size s*, and their count is the suppression at k' = max(k, s*) minus
     the suppression at k: two prefix-sum look-ups of :meth:`LatticeProfile.stats`, no pass over
     the classes.
+
+    Parameters
+    ----------
+    profile : LatticeProfile
+        The profile.
+    k : int
+        The k of k-anonymity.
+    threshold : float
+        The risk threshold.
+    sampling_fraction : float, optional
+        The sample's share of the population (default: the sample is the population).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each figure of :class:`Risk`, per node.
     """
     k = check_k(k, profile.n_rows)
     threshold = check_share(threshold, "threshold")

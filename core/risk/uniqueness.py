@@ -111,7 +111,22 @@ def snb(sizes, counts, sampling_fraction: float) -> UniquenessEstimate:
 
 
 def dankar(sizes, counts, sampling_fraction: float) -> UniquenessEstimate:
-    """Dankar et al. (2012)'s choice among Pitman, Zayatz and SNB, as ARX's DANKAR."""
+    """Dankar et al. (2012)'s choice among Pitman, Zayatz and SNB, as ARX's DANKAR.
+
+    Parameters
+    ----------
+    sizes : numpy.ndarray
+        The class sizes of the sample's histogram.
+    counts : numpy.ndarray
+        How many classes have each size.
+    sampling_fraction : float
+        The sample's share of the population.
+
+    Returns
+    -------
+    UniquenessEstimate
+        The estimate and the model chosen.
+    """
     return _one("dankar", sizes, counts, sampling_fraction)
 
 
@@ -135,6 +150,26 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     sum(size * count) and its population N = n / ``sampling_fraction``. ``strategy``: ``"numba"``
     (compiled, :mod:`~microrelease.core.risk.uniqueness_kernels`) or ``"numpy"`` (vectorized over the
     nodes; the same steps, kept as the tests' oracle and as the path that compiles nothing).
+
+    Parameters
+    ----------
+    offsets : numpy.ndarray
+        Where each node's pairs start in ``sizes``/``counts``.
+    sizes : numpy.ndarray
+        Class sizes.
+    counts : numpy.ndarray
+        How many classes have each size.
+    sampling_fraction : float
+        The sample's share of the population.
+    model : str, default "dankar"
+        A key of ``MODELS``.
+    strategy : str, default "numba"
+        The implementation.
+
+    Returns
+    -------
+    NodeUniqueness
+        The estimate for every node.
     """
     if model not in MODELS:
         raise InvalidParameterError(f"The 'model' parameter must be one of {MODELS}. Got {model!r} instead.",

@@ -40,7 +40,17 @@ class _Candidates:
 
 @dataclass(frozen=True, eq=False)
 class PrunedAnswer:
-    """Everything about one (k, MaxSup) question that a caller asks, from a :class:`PrunedSearch`."""
+    """Everything about one (k, MaxSup) question that a caller asks, from a :class:`PrunedSearch`.
+
+    Parameters
+    ----------
+    lattice : Lattice
+        The lattice searched.
+    search : PrunedSearch
+        The search's state.
+    criteria : tuple, optional
+        The release-scope criteria asked for.
+    """
 
     lattice: Lattice
     search: PrunedSearch = field(repr=False)
@@ -194,6 +204,17 @@ class PrunedAnswer:
 
 
 def supports(policy: str) -> bool:
-    """Whether the pruned search answers ``policy`` (every policy: kept for the callers that ask)."""
+    """Whether the pruned search answers ``policy`` (every policy: kept for the callers that ask).
+
+    Parameters
+    ----------
+    policy : str
+        A key of :data:`POLICIES`.
+
+    Returns
+    -------
+    bool
+        Whether the pruned search answers it.
+    """
     chosen = check_policy(policy)
     return not chosen.quality or policy in SCORED

@@ -32,7 +32,31 @@ MAX_ENTRIES = 1 << 14  # snapshots kept at most (the nearest one is looked for a
 @dataclass(frozen=True)
 class NodeFigures:
     """One node's figures for one k (see the module docstring); ``mass``/``entropy`` are None unless
-    quality figures were computed (a satisfying node, ``quality=True``)."""
+    quality figures were computed (a satisfying node, ``quality=True``).
+
+    Parameters
+    ----------
+    suppressed : int
+        Rows suppressed.
+    distinct : int
+        Released classes.
+    smallest : int
+        The smallest released class.
+    released_sq : int
+        The sum of the squared released class sizes.
+    all_sq : int
+        The sum of the squared sizes of all classes.
+    classes : int
+        All classes.
+    mass : numpy.ndarray, optional
+        Quality figures, if computed.
+    entropy : float, optional
+        Quality figures, if computed.
+    complete : bool, default True
+        Whether every figure was computed.
+    holds : bool, default True
+        Whether the node satisfies.
+    """
 
     suppressed: int
     distinct: int
@@ -64,6 +88,13 @@ class NodeEvaluator:
     """Evaluates nodes of ``source``'s lattice for one k (see the module docstring).
 
     ``evaluations`` counts the nodes rolled up; ``rolled`` the classes read to do so.
+
+    Parameters
+    ----------
+    source : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    cache_budget : int, default 268435456
+        Bytes of rolled-up frequency sets kept for reuse.
     """
 
     def __init__(self, source: FrequencySource, *, cache_budget: int = CACHE_BUDGET) -> None:

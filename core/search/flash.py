@@ -48,7 +48,31 @@ class _TimeUp(Exception):
 
 class PrunedSearch:
     """The state of one pruned search for (k, MaxSup) over ``evaluator``'s lattice (see the module
-    docstring). ``quality``: the quality model whose optimum is sought (None: classify only)."""
+    docstring). ``quality``: the quality model whose optimum is sought (None: classify only).
+
+    Parameters
+    ----------
+    evaluator : NodeEvaluator
+        Evaluates the nodes.
+    k : int
+        The k of k-anonymity.
+    max_sup : int
+        MaxSup, in rows.
+    quality : str, optional
+        The quality model whose optimum is sought.
+    constants : QualityConstants, optional
+        The quality model's constants.
+    progress : callable, optional
+        Called with the fraction done.
+    should_stop : callable, optional
+        Polled; when it returns true the search raises :class:`Cancelled`.
+    time_limit : float, optional
+        Seconds after which the search stops with what it has.
+    criteria : Criteria, optional
+        Further criteria.
+    memory : SearchMemory, optional
+        What earlier searches of this evaluator decided.
+    """
 
     def __init__(self, evaluator: NodeEvaluator, k: int, max_sup: int, *, quality: str | None = None,
                  constants: QualityConstants | None = None, progress: Callable[[float], None] | None = None,

@@ -58,7 +58,13 @@ class Histogram:
 
 class SearchMemory:
     """Per node number of one lattice, what decides it for any (k, MaxSup) (see the module docstring).
-    One memory serves the searches of one evaluator, one thread at a time, as the evaluator does."""
+    One memory serves the searches of one evaluator, one thread at a time, as the evaluator does.
+
+    Parameters
+    ----------
+    heights : tuple of int
+        The lattice's heights.
+    """
 
     def __init__(self, heights) -> None:
         self.heights = tuple(int(h) for h in heights)

@@ -35,6 +35,34 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
     time_limit : seconds (counted once the kernels are loaded) after which the search of a quality policy
         with a lower bound stops with the best node found so far (``timed_out``, ``lower_bound``); the
         k-minimal set and Find_vector, when asked for, are still exact (they are not timed).
+
+    Parameters
+    ----------
+    source : FrequencySource
+        A :class:`Dataset` or a :class:`TableSummary`.
+    k : int or Criteria
+        The k of k-anonymity, or the criteria.
+    max_sup : int or str
+        MaxSup: a count or a percentage.
+    policy : str, default "min-relative"
+        A key of :data:`POLICIES`.
+    evaluator : NodeEvaluator, optional
+        An evaluator to reuse.
+    progress : callable, optional
+        Called with the fraction done.
+    should_stop : callable, optional
+        Polled; when it returns true the search raises :class:`Cancelled`.
+    time_limit : float, optional
+        Seconds after which the search stops with what it has.
+    cache_budget : int, default 268435456
+        Bytes of rolled-up frequency sets kept for reuse.
+    memory : SearchMemory, optional
+        What earlier searches decided.
+
+    Returns
+    -------
+    PrunedAnswer
+        The answer, as far as the search went.
     """
     criteria = k if isinstance(k, Criteria) else None
     k = check_k(criteria.k.k if criteria is not None else k, source.n_rows)

@@ -1,2 +1,62 @@
 """Relational + sequential data (US patent 9,230,132; RT-anonymity): k-anonymize entities whose
 records span a relational table and sequences of sequences (e.g. patients and their visits)."""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
+    from microrelease.core.sequential.cost import CostModel, CostWeights
+    from microrelease.core.sequential.grouping import group_entities
+    from microrelease.core.sequential.guarantee import check_release
+    from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
+    from microrelease.core.sequential.rt_data import SequentialData, load_sequential
+    from microrelease.core.sequential.study import load_study
+    from microrelease.core.sequential.study_config import parse_study, read_study
+    from microrelease.core.sequential.study_release import anonymize_study, write_study
+
+# The public names, each from its module, resolved on first use (PEP 562): importing this package
+# imports none of its modules, so no import circle and no extra import time (numba kernels).
+_MODULES = {
+    "pipeline": ["anonymize_sequential", "write_sequential"],
+    "rt_data": ["SequentialData", "load_sequential"],
+    "study": ["load_study"],
+    "study_config": ["parse_study", "read_study"],
+    "study_release": ["anonymize_study", "write_study"],
+    "guarantee": ["check_release"],
+    "grouping": ["group_entities"],
+    "anonymize": ["SequentialRelease", "anonymize_groups"],
+    "cost": ["CostModel", "CostWeights"],
+}
+_HOMES = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOMES:
+        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+__all__ = [
+    "CostModel",
+    "CostWeights",
+    "SequentialData",
+    "SequentialRelease",
+    "anonymize_groups",
+    "anonymize_sequential",
+    "anonymize_study",
+    "check_release",
+    "group_entities",
+    "load_sequential",
+    "load_study",
+    "parse_study",
+    "read_study",
+    "write_sequential",
+    "write_study",
+]

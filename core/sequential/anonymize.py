@@ -58,7 +58,31 @@ class SequentialRelease:
     (kept in memory for the attack simulation and tests; never written). ``intervals``: released id
     -> the (first, last) times of each of its released visits, in order, on the float axis of
     ``SequentialData.visit_time`` (written as such unless ``relative_time``). ``columns``: what
-    happened to each input column, per table (for the report)."""
+    happened to each input column, per table (for the report).
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        The released entity table.
+    events : pandas.DataFrame
+        The released event table.
+    groups : numpy.ndarray
+        The group number of every input entity.
+    k : int
+        The k of k-anonymity.
+    suppressed_elements : numpy.ndarray
+        The sequence elements suppressed.
+    relational_loss : float
+        The relational part's information loss.
+    sequence_loss : float
+        The sequential part's information loss.
+    pseudonym : numpy.ndarray
+        Input entity to released id (never written).
+    intervals : dict, optional
+        Released id to the (first, last) times of its released visits.
+    columns : dict, optional
+        What happened to each input column, per table.
+    """
 
     entities: pd.DataFrame
     events: pd.DataFrame
@@ -75,7 +99,28 @@ class SequentialRelease:
 def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time: float = 1.0,
                      relative_time: bool = False, sequences: bool = True) -> SequentialRelease:
     """Generalize every group on both parts and build the output tables. ``sequences=False`` leaves
-    the sequences as they are (the relational-only baseline the attack is compared with)."""
+    the sequences as they are (the relational-only baseline the attack is compared with).
+
+    Parameters
+    ----------
+    data : SequentialData
+        The entities and their sequences.
+    groups : numpy.ndarray
+        The group number of every entity.
+    k : int
+        The k of k-anonymity.
+    w_time : float, default 1.0
+        The weight of a visit's time against its codes.
+    relative_time : bool, default False
+        Release times relative to each entity's first visit.
+    sequences : bool, default True
+        Generalize the sequences too.
+
+    Returns
+    -------
+    SequentialRelease
+        The anonymized tables and their loss.
+    """
     if isinstance(w_time, bool) or not isinstance(w_time, (int, float)) or not (math.isfinite(w_time) and w_time >= 0):
         raise InvalidParameterError(f"The 'weight_time' parameter must be finite and at least 0. Got {w_time!r} "
                                     "instead.", parameter="weight_time")

@@ -63,7 +63,17 @@ def ncp_matrix(h: Hierarchy) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CostWeights:
-    """w_R, w_S and the weight of a visit's time against its codes; each finite and >= 0."""
+    """w_R, w_S and the weight of a visit's time against its codes; each finite and >= 0.
+
+    Parameters
+    ----------
+    relational : float, default 0.5
+        w_R, the relational part's weight.
+    sequence : float, default 0.5
+        w_S, the sequential part's weight.
+    time : float, default 1.0
+        A visit's time against its codes.
+    """
 
     relational: float = 0.5
     sequence: float = 0.5
@@ -209,7 +219,17 @@ def in_threads(n: int, workers: int, fn, pieces: int | None = None) -> None:
 
 class CostModel:
     """F over one :class:`~microrelease.core.sequential.rt_data.SequentialData` (see the module docstring);
-    ``workers``: threads (default: up to 2 cores)."""
+    ``workers``: threads (default: up to 2 cores).
+
+    Parameters
+    ----------
+    data : SequentialData
+        The entities and their sequences.
+    weights : CostWeights, optional
+        The weights of the cost's parts.
+    workers : int, optional
+        Threads.
+    """
 
     PARALLEL_FROM = 4096  # fewer candidates are compared on the calling thread
 

@@ -101,13 +101,28 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candida
 
     Parameters
     ----------
-    candidates : for ``greedy``, how many remaining entities nearest the seed in the sketch are
-        candidates (at least k − 1 are); None: every remaining entity.
-    passes : for ``greedy``, the refinement passes (:mod:`~microrelease.core.sequential.refinement`)
+    model : CostModel
+        The cost F of grouping entities.
+    k : int
+        The least group size.
+    variant : str, default "greedy"
+        A key of ``VARIANTS``.
+    candidates : int or None, default 128
+        For ``greedy``, how many remaining entities nearest the seed in the sketch are candidates
+        (at least k − 1 are); None: every remaining entity.
+    passes : int, default 1
+        For ``greedy``, the refinement passes (:mod:`~microrelease.core.sequential.refinement`)
         over the greedy's groups; 0: none.
-    progress : called with the fraction done (0..1): the centrality, the greedy and the refinement take
+    progress : callable, optional
+        Called with the fraction done (0..1): the centrality, the greedy and the refinement take
         a third each.
-    should_stop : polled between steps; when it returns True, :class:`Cancelled` is raised.
+    should_stop : callable, optional
+        Polled between steps; when it returns True, :class:`Cancelled` is raised.
+
+    Returns
+    -------
+    numpy.ndarray
+        The group number of every entity.
     """
     if variant not in VARIANTS:
         raise InvalidParameterError(f"The 'variant' parameter must be one of {VARIANTS}. Got {variant!r}.",

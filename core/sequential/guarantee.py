@@ -42,7 +42,30 @@ def signatures(entities: pd.DataFrame, events: pd.DataFrame, entity_id: str, qi:
 
 def check_release(entities: pd.DataFrame, events: pd.DataFrame, *, entity_id: str, qi: Sequence[str],
                   sequence_key: str, order_by: str, code: str) -> pd.Series:
-    """Per released entity, the number of entities sharing both parts (its anonymity set size)."""
+    """Per released entity, the number of entities sharing both parts (its anonymity set size).
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        The released entity table.
+    events : pandas.DataFrame
+        The released event table.
+    entity_id : str
+        The entity id column.
+    qi : sequence of str
+        The relational quasi-identifiers.
+    sequence_key : str
+        The column grouping events into sequences.
+    order_by : str
+        The column ordering the events.
+    code : str
+        The event code column.
+
+    Returns
+    -------
+    pandas.Series
+        Per released entity, its anonymity set size.
+    """
     sig = signatures(entities, events, entity_id, qi, sequence_key, order_by, code)
     return sig.map(sig.value_counts())
 

@@ -39,7 +39,30 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
                          variant: str = "greedy", relative_time: bool = False, relational_only: bool = False,
                          progress=None) -> SequentialRelease:
     """k-anonymize ``data`` over both parts (``relational_only``: group and generalize the relational
-    part alone and leave the sequences as they are, the baseline)."""
+    part alone and leave the sequences as they are, the baseline).
+
+    Parameters
+    ----------
+    data : SequentialData
+        The entities and their sequences.
+    k : int
+        The k of k-anonymity over both parts.
+    weights : CostWeights, optional
+        The cost's weights.
+    variant : str, default "greedy"
+        The grouping variant.
+    relative_time : bool, default False
+        Release times relative to each entity's first visit.
+    relational_only : bool, default False
+        Group and generalize the relational part alone (the baseline).
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    SequentialRelease
+        The anonymized tables and their loss.
+    """
     k = check_k(k, data.n_entities)
     weights = weights or CostWeights()
     if relational_only:
@@ -77,7 +100,36 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
     tables in random order, the report last. ``inputs``: the input files, named in the report with
     their checksums (and protected). ``relative_time``: as the release was made with (its visits then
     show ranks, so the attacker learns no times). ``attack_sample``: how many entities are attacked
-    (None: all)."""
+    (None: all).
+
+    Parameters
+    ----------
+    release : SequentialRelease
+        The anonymized tables.
+    data : SequentialData
+        The input.
+    outdir : str or Path
+        The release's folder.
+    parameters : dict, optional
+        Extra entries for the report.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : sequence of str or Path, optional
+        Files never overwritten.
+    escape : bool, default False
+        Neutralize formula cells.
+    inputs : sequence of str or Path, optional
+        The input files (never overwritten, named in the report).
+    relative_time : bool, default False
+        Whether times were released relative.
+    attack_sample : int or None, default 2000
+        Entities attacked in the report's simulation (None: all).
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+    """
     target = folder_target(outdir, ("entities.csv", "events.csv"), protected=[*inputs, *protected], force=force)
     intervals = None if relative_time else release.intervals  # times in memory, not parsed from the text
     tables = {"entities": shuffled(release.entities), "events": in_random_blocks(release.events, data.entity_id)}

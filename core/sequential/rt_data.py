@@ -58,7 +58,43 @@ def _blank(values: pd.Series, what: str, column: str, parameter: str) -> None:
 
 @dataclass(frozen=True, eq=False)
 class SequentialData:
-    """Entities with relational QIs and visit sequences, validated and encoded."""
+    """Entities with relational QIs and visit sequences, validated and encoded.
+
+    Parameters
+    ----------
+    entities : pandas.DataFrame
+        The entity table.
+    events : pandas.DataFrame
+        The event table.
+    entity_id : str
+        The entity id column.
+    qi : tuple of str
+        The relational quasi-identifiers.
+    identifiers : tuple of str
+        Direct identifiers.
+    hierarchies : tuple of Hierarchy
+        One per quasi-identifier.
+    code_hierarchy : Hierarchy
+        The event codes' hierarchy.
+    sequence_key : str
+        The column grouping events into sequences.
+    order_by : str
+        The column ordering the events.
+    code : str
+        The event code column.
+    keep : tuple of str, optional
+        Entity columns released as is (None: every other one).
+    drop : tuple of str, optional
+        Columns of either table not released.
+    satellites : tuple, optional
+        A study's satellite tables.
+    event_tables : tuple, optional
+        A study's event tables merged into ``events``.
+    table_roles : dict, optional
+        The roles of those tables' columns.
+    name : str, default "entities"
+        The entity table's name in reports and output files.
+    """
 
     entities: pd.DataFrame
     events: pd.DataFrame
@@ -233,7 +269,49 @@ def load_sequential(
 ) -> SequentialData:
     """Read (CSV paths or DataFrames) and validate an entity table and its event table. ``keep``:
     entity columns released as is, without protection (None: every column without another role);
-    ``drop``: columns of either table not released (see :class:`SequentialData`)."""
+    ``drop``: columns of either table not released (see :class:`SequentialData`).
+
+    Parameters
+    ----------
+    entities : str, Path or pandas.DataFrame
+        The entity table.
+    events : str, Path or pandas.DataFrame
+        The event table.
+    entity_id : str
+        The entity id column (in both tables).
+    qi : sequence of str
+        The relational quasi-identifiers.
+    sequence_key : str
+        The column grouping events into sequences (e.g. a visit).
+    order_by : str
+        The column ordering the events.
+    code : str
+        The event code column.
+    code_hierarchy : Hierarchy, str or Path
+        The codes' hierarchy.
+    hierarchies : mapping, optional
+        Per quasi-identifier, a hierarchy or an ARX file.
+    hierarchy_dir : str or Path, optional
+        A folder with the hierarchy files.
+    identifiers : sequence of str, optional
+        Direct identifiers.
+    keep : sequence of str, optional
+        Entity columns released as is (None: every column not otherwise named).
+    drop : sequence of str, optional
+        Entity columns not released.
+
+    Returns
+    -------
+    SequentialData
+        The validated, encoded tables.
+
+    Raises
+    ------
+    DataError
+        If a table or column is missing or invalid.
+    CoverageError
+        If a hierarchy does not cover a value.
+    """
     ents = entities if isinstance(entities, pd.DataFrame) else read_table(entities)
     evs = events if isinstance(events, pd.DataFrame) else read_table(events)
     schema = Schema(tuple(qi), tuple(identifiers))

@@ -133,7 +133,25 @@ def _one_kind_of_time(scales: list) -> None:
 
 
 def load_study(study: Study, tables: Mapping[str, pd.DataFrame] | None = None) -> SequentialData:
-    """Read and validate a study's tables (``tables``: frames by table name, instead of its files)."""
+    """Read and validate a study's tables (``tables``: frames by table name, instead of its files).
+
+    Parameters
+    ----------
+    study : Study
+        The study, from :func:`read_study`.
+    tables : mapping of str to pandas.DataFrame, optional
+        Frames by table name, instead of the study's files.
+
+    Returns
+    -------
+    SequentialData
+        The validated tables.
+
+    Raises
+    ------
+    DataError
+        If a table or column is missing or invalid.
+    """
     given = dict(tables or {})
 
     def frame(spec: TableSpec) -> pd.DataFrame:

@@ -147,7 +147,27 @@ def _table(raw, section: str, index: int | None, allowed: set[str], folder: Path
 
 
 def parse_study(raw: Mapping, folder: Path, source: Path | None = None) -> Study:
-    """A :class:`Study` from the parsed TOML (see the module docstring)."""
+    """A :class:`Study` from the parsed TOML (see the module docstring).
+
+    Parameters
+    ----------
+    raw : mapping
+        The parsed TOML.
+    folder : Path
+        The folder the table paths are relative to.
+    source : Path, optional
+        The TOML file, for messages.
+
+    Returns
+    -------
+    Study
+        The study.
+
+    Raises
+    ------
+    DataError
+        If an entry is missing or invalid.
+    """
     unknown = sorted(set(raw) - {"entities", "satellites", "events", "anonymization"})
     if unknown:
         raise DataError(f"unknown section(s) {unknown}; a study has [entities], [[satellites]], [[events]] and "
@@ -205,7 +225,23 @@ def _list(value, section: str) -> list:
 
 
 def read_study(path: str | Path) -> Study:
-    """Read a study's TOML file (see the module docstring); DataError naming what is wrong."""
+    """Read a study's TOML file (see the module docstring); DataError naming what is wrong.
+
+    Parameters
+    ----------
+    path : str or Path
+        The study's TOML file.
+
+    Returns
+    -------
+    Study
+        The study.
+
+    Raises
+    ------
+    DataError
+        If the file is unreadable or an entry invalid.
+    """
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -99,7 +99,30 @@ def id_column(data: SequentialData, table: str) -> str:
 def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None = None, variant: str = "greedy",
                     relative_time: bool = False, relational_only: bool = False, progress=None) -> StudyRelease:
     """k-anonymize a study over all its tables (see the module docstring); ``relational_only``: group
-    by the relational tables alone and release the events as they are (the baseline)."""
+    by the relational tables alone and release the events as they are (the baseline).
+
+    Parameters
+    ----------
+    data : SequentialData
+        The entities and their sequences.
+    k : int
+        The k of k-anonymity over both parts.
+    weights : CostWeights, optional
+        The cost's weights.
+    variant : str, default "greedy"
+        The grouping variant.
+    relative_time : bool, default False
+        Release times relative to each entity's first visit.
+    relational_only : bool, default False
+        Group and generalize the relational part alone (the baseline).
+    progress : callable, optional
+        Called with the fraction done.
+
+    Returns
+    -------
+    StudyRelease
+        The anonymized tables of the study.
+    """
     base = anonymize_sequential(data, k, weights=weights, variant=variant, relative_time=relative_time,
                                 relational_only=relational_only, progress=progress)
     tables = {data.name: base.entities, **split_events(base.events, data)}
@@ -141,7 +164,36 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
                 attack_sample: int | None = 2000) -> Published:
     """Write ``<table>.csv`` for every table of the study and the report (see the module docstring):
     rows in random order (events in random blocks per entity, their order within kept), the report
-    last; the attackers' figures and the suppressed counts go to the audit."""
+    last; the attackers' figures and the suppressed counts go to the audit.
+
+    Parameters
+    ----------
+    release : StudyRelease
+        The anonymized tables.
+    data : SequentialData
+        The input.
+    outdir : str or Path
+        The release's folder.
+    parameters : dict, optional
+        Extra entries for the report.
+    force : bool, default False
+        Replace a previous release of this tool.
+    protected : sequence of str or Path, optional
+        Files never overwritten.
+    escape : bool, default False
+        Neutralize formula cells.
+    inputs : sequence of str or Path, optional
+        The input files (never overwritten, named in the report).
+    relative_time : bool, default False
+        Whether times were released relative.
+    attack_sample : int or None, default 2000
+        Entities attacked in the report's simulation (None: all).
+
+    Returns
+    -------
+    Published
+        The files written and the verification of the re-read release.
+    """
     names = {name: f"{name}.csv" for name in release.tables}
     target = folder_target(outdir, tuple(names.values()), protected=[*inputs, *protected], force=force)
     event_names = {t.name for t in data.event_tables}

@@ -20,6 +20,27 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
 
     Blank lines are skipped; any other malformation (ragged rows, duplicates, two parents, several
     top values) raises :class:`HierarchyError` naming ``attribute``.
+
+    Parameters
+    ----------
+    source : str, Path or text file
+        The ARX hierarchy file (one row per value, a column per level).
+    attribute : str
+        The attribute the hierarchy generalizes.
+    sep : str, default ";"
+        The file's separator.
+
+    Returns
+    -------
+    Hierarchy
+        The hierarchy read.
+
+    Raises
+    ------
+    HierarchyError
+        If the file is missing, not UTF-8 or not a valid hierarchy.
+    DataError
+        If a line cannot be read as CSV.
     """
     if isinstance(source, str | Path):
         path = Path(source)
@@ -42,7 +63,17 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
 
 
 def write_arx(hierarchy: Hierarchy, target: str | Path | io.TextIOBase, *, sep: str = ";") -> None:
-    """Write ``hierarchy`` in ARX's format (readable back by :func:`read_arx`)."""
+    """Write ``hierarchy`` in ARX's format (readable back by :func:`read_arx`).
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+        The hierarchy to write.
+    target : str, Path or text file
+        Where to write it.
+    sep : str, default ";"
+        The separator.
+    """
     if isinstance(target, str | Path):
         with open(target, "w", encoding="utf-8", newline="") as fh:
             write_arx(hierarchy, fh, sep=sep)

@@ -29,6 +29,27 @@ def intervals(attribute: str, values: Iterable[object], widths: Sequence[float],
     Widths must increase and each must be a whole multiple of the one before, so that every bucket
     lies inside exactly one bucket of the next level (otherwise the result is not a tree). Integer
     buckets are labelled ``"30-34"``; others ``"[30.5, 35.5)"``. The top level is ``"*"``.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute the hierarchy generalizes.
+    values : iterable
+        The attribute's (numeric) values.
+    widths : sequence of float
+        The interval width of each level, each a multiple of the one before.
+    origin : float, default 0
+        Where the intervals start.
+
+    Returns
+    -------
+    Hierarchy
+        One row per distinct value.
+
+    Raises
+    ------
+    HierarchyError
+        If the values or the levels asked for cannot form the hierarchy.
     """
     if not widths:
         raise HierarchyError(attribute, "intervals need at least one bucket width")
@@ -63,6 +84,27 @@ def masking(attribute: str, values: Iterable[object], masked: Sequence[int] | No
 
     ``masked`` defaults to 1, 2, ..., (shortest length - 1); the top level is always ``"*"``.
     Example: ``masking("zip", ["94142"], [1, 2])`` gives 94142 -> 9414* -> 941** -> *.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute the hierarchy generalizes.
+    values : iterable
+        The attribute's values (written as text).
+    masked : sequence of int, optional
+        How many trailing characters each level masks (default: one more per level, up to all).
+    mask_char : str, default "*"
+        The character that replaces a masked one.
+
+    Returns
+    -------
+    Hierarchy
+        One row per distinct value.
+
+    Raises
+    ------
+    HierarchyError
+        If the values or the levels asked for cannot form the hierarchy.
     """
     ground = _distinct(values)
     if not ground:
@@ -100,6 +142,28 @@ def taxonomy(attribute: str, parent_of: Mapping[str, str]) -> Hierarchy:
     The ground values are the leaves (values that are nobody's parent). Leaves shallower than the
     deepest one repeat themselves at the bottom so that all paths reach the root at the same level:
     a leaf at depth d in a tree of depth D stays ungeneralized for the first D - d levels.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute the hierarchy generalizes.
+    parent_of : mapping of str to str
+        Each value's parent, up to one root.
+
+    Returns
+    -------
+    Hierarchy
+        One row per leaf, from the leaf to the root.
+
+    Raises
+    ------
+    HierarchyError
+        If the taxonomy is empty, has no single root or has a cycle.
+
+    Examples
+    --------
+    >>> taxonomy("sex", {"M": "*", "F": "*"}).rows
+    (('M', '*'), ('F', '*'))
     """
     parent_of = {str(c): str(p) for c, p in parent_of.items()}
     if not parent_of:
@@ -123,7 +187,27 @@ def taxonomy(attribute: str, parent_of: Mapping[str, str]) -> Hierarchy:
 
 
 def dates(attribute: str, values: Iterable[object], *, format: str = "%Y-%m-%d") -> Hierarchy:
-    """Date hierarchy: day (as given) -> month ``YYYY-MM`` -> year ``YYYY`` -> ``*``."""
+    """Date hierarchy: day (as given) -> month ``YYYY-MM`` -> year ``YYYY`` -> ``*``.
+
+    Parameters
+    ----------
+    attribute : str
+        The attribute the hierarchy generalizes.
+    values : iterable
+        The dates, as text in ``format``.
+    format : str, default "%Y-%m-%d"
+        The dates' format (:func:`datetime.datetime.strptime`).
+
+    Returns
+    -------
+    Hierarchy
+        One row per distinct date.
+
+    Raises
+    ------
+    HierarchyError
+        If the values or the levels asked for cannot form the hierarchy.
+    """
     ground = _distinct(values)
     rows, bad = [], []
     for v in ground:

@@ -86,22 +86,73 @@ class Hierarchy:
         return len(self.rows[0]) - 1
 
     def level_size(self, level: int) -> int:
-        """|D_level|: the number of distinct values at that level."""
+        """|D_level|: the number of distinct values at that level.
+
+        Parameters
+        ----------
+        level : int
+            A level, 0 (as is) to the height.
+
+        Returns
+        -------
+        int
+            Its number of distinct values.
+        """
         return len(self.labels[level])
 
     def level_name(self, level: int) -> str:
-        """How ``level`` reads to a person (``"as is"``, ``"bands of 10"``, ``"*"``)."""
+        """How ``level`` reads to a person (``"as is"``, ``"bands of 10"``, ``"*"``).
+
+        Parameters
+        ----------
+        level : int
+            A level, 0 (as is) to the height.
+
+        Returns
+        -------
+        str
+            Its name.
+        """
         self._check_level(level)
         return self.level_names[level]
 
     def generalize(self, values: Iterable[str], level: int) -> list[str]:
-        """Each value's generalization at ``level`` (values must be ground values)."""
+        """Each value's generalization at ``level`` (values must be ground values).
+
+        Parameters
+        ----------
+        values : iterable of str
+            Values of the attribute.
+        level : int
+            The level to generalize to.
+
+        Returns
+        -------
+        list of str
+            Each value's label at ``level``.
+
+        Examples
+        --------
+        >>> taxonomy("sex", {"M": "*", "F": "*"}).generalize(["M", "F"], 1)
+        ['*', '*']
+        """
         self._check_level(level)
         codes = self.encode(values if isinstance(values, pd.Series) else list(values))
         return np.asarray(self.labels[level], dtype=object)[self.codes[level][codes]].tolist()
 
     def encode(self, values: Sequence[str] | pd.Series) -> np.ndarray:
-        """Ground codes of ``values``; raises CoverageError listing the values not in the hierarchy."""
+        """Ground codes of ``values``; raises CoverageError listing the values not in the hierarchy.
+
+        Parameters
+        ----------
+        values : sequence of str or pandas.Series
+            Values of the attribute.
+
+        Returns
+        -------
+        numpy.ndarray
+            The row number of each value in the hierarchy.
+        """
         series = pd.Series(values, dtype=object)
         codes = series.map(self.index)
         if codes.isna().any():
@@ -110,7 +161,18 @@ class Hierarchy:
         return codes.to_numpy(dtype=np.int32)
 
     def missing_values(self, values: Sequence[str] | pd.Series) -> dict[str, int]:
-        """Data values absent from the ground domain, with their row counts (empty if covered)."""
+        """Data values absent from the ground domain, with their row counts (empty if covered).
+
+        Parameters
+        ----------
+        values : sequence of str or pandas.Series
+            Values of the attribute.
+
+        Returns
+        -------
+        dict of str to int
+            Each value absent from the hierarchy and how often it occurs.
+        """
         series = pd.Series(values, dtype=object)
         absent = series[~series.isin(self.index.keys())]
         return {str(k): int(v) for k, v in absent.value_counts().items()}
