@@ -20,8 +20,8 @@ def child(task: dict) -> dict:
     import pandas as pd
 
     from microrelease.core.data.samples import microdata_sample
-    from microrelease.core.micro.information_loss import information_loss
     from microrelease.core.micro.linkage import record_linkage
+    from microrelease.core.micro.micro_loss import information_loss
     from microrelease.core.micro.microaggregation import microaggregate
 
     if task["data"] == "eia":

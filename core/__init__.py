@@ -63,8 +63,8 @@ from microrelease.core.lattice.outliers import outlier_matrix
 from microrelease.core.lattice.policies import POLICIES
 from microrelease.core.lattice.profile import LatticeProfile, build_profile
 from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
-from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
+from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import METHODS, microaggregate
 from microrelease.core.models.model_profile import build_model_profile, explain_node

@@ -310,3 +310,19 @@ def test_no_two_modules_share_a_name():
         if path.name != "__init__.py":
             seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+def test_no_package_exports_a_name_its_submodule_also_has():
+    """``microrelease.core.dp.dp_release`` must be one thing: the function, not now and then the module
+    (an exported name that equals a submodule's is shadowed by the import system and confuses readers
+    and the API reference alike)."""
+    import importlib
+    import pkgutil
+
+    import microrelease.core
+
+    packages = [microrelease.core, *(importlib.import_module(m.name) for m in
+                                     pkgutil.walk_packages(microrelease.core.__path__, "microrelease.core.") if m.ispkg)]
+    clashes = {p.__name__: sorted({s.name for s in pkgutil.iter_modules(p.__path__)} & set(getattr(p, "__all__", ())))
+               for p in packages}
+    assert len(packages) > 10 and {name: c for name, c in clashes.items() if c} == {}

@@ -29,7 +29,7 @@ from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError, read_table
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.mechanisms import MECHANISMS
 from microrelease.core.dp.microdata import DP_METHODS, dp_release, parse_bounds
 from microrelease.core.dp.ratio_closeness import ratio_closeness_release

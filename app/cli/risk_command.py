@@ -38,7 +38,7 @@ from microrelease.core.data.dataset import resolve_hierarchies
 from microrelease.core.data.roles import Schema
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, describe_levels
-from microrelease.core.release.publish import strict_json
+from microrelease.core.release.publishing import strict_json
 from microrelease.core.risk import uniqueness
 from microrelease.core.risk.individual import individual_risk
 from microrelease.core.risk.reidentification import population_sizes, table_risk

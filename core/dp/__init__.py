@@ -5,7 +5,7 @@ multiplicative sense) to DP (``ratio_closeness``, ``ratio_partition``, ``ratio_r
 knowledge refinement (``prior``)."""
 
 from microrelease.core.dp.comparison import compare_noise
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.mechanisms import (
     GAMMA_PRESETS,
     MECHANISMS,

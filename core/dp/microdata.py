@@ -52,7 +52,7 @@ import pandas as pd
 
 from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
 from microrelease.core.exceptions import DataError, InvalidParameterError, PrivacyWarning
-from microrelease.core.micro.information_loss import InformationLoss, information_loss
+from microrelease.core.micro.micro_loss import InformationLoss, information_loss
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
 from microrelease.core.validation import check_k, check_rng
 

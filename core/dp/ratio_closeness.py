@@ -51,7 +51,7 @@ from microrelease.core.dp.ratio_partition import (
     strata_partition,
 )
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.micro.information_loss import information_loss
+from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.microaggregation import Standardizer, numeric_matrix
 from microrelease.core.validation import check_int, check_k
 

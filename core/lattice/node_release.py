@@ -4,7 +4,7 @@ A release is the table generalized to ``node`` with every class removed that is 
 with privacy models on a sensitive attribute, fails one of them; identifier columns are dropped. It
 is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
 DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
-:func:`microrelease.core.release.publish`: written under a temporary name, read back and checked
+:func:`microrelease.core.release.publishing`: written under a temporary name, read back and checked
 (rows, k, MaxSup, levels, every model on every class, t-closeness against the input's distribution,
 the report's counts of it when it publishes them (:mod:`~microrelease.core.lattice.reference`), no
 identifier, formula cells), reported, and

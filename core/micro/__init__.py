@@ -4,15 +4,15 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from microrelease.core.micro.information_loss import information_loss
     from microrelease.core.micro.linkage import record_linkage
+    from microrelease.core.micro.micro_loss import information_loss
     from microrelease.core.micro.micro_release import write_microaggregation
     from microrelease.core.micro.microaggregation import METHODS, Microaggregation, microaggregate
 
 # The public names, each from its module, resolved on first use (PEP 562): importing this package
 # imports none of its modules, so no import circle and no extra import time (numba kernels).
 _MODULES = {
-    "information_loss": ["information_loss"],
+    "micro_loss": ["information_loss"],
     "linkage": ["record_linkage"],
     "micro_release": ["write_microaggregation"],
     "microaggregation": ["METHODS", "Microaggregation", "microaggregate"],

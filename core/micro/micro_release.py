@@ -1,6 +1,6 @@
 """Writing a microaggregated release with its report, checked on what was written.
 
-Written through :func:`microrelease.core.release.publish` (temporary name, re-read, report last) in a
+Written through :func:`microrelease.core.release.publishing` (temporary name, re-read, report last) in a
 random row order. The written file is checked with code independent of the method: row count, no
 identifier column; for MDAV-ID every QI vector shared by at least k rows; for the swap methods
 every permuted attribute holds exactly its original multiset of values; the other columns hold the
@@ -18,8 +18,8 @@ import pandas as pd
 
 from microrelease.core.data.dataset import frame_checksum
 from microrelease.core.lattice.node_release import check_k_anonymity
-from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
+from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.microaggregation import Microaggregation
 from microrelease.core.release import Check, Published
 from microrelease.core.release.cells import escape_formulas

@@ -1,10 +1,10 @@
-"""How releases reach the disk: one path for every kind of release (see :mod:`.publish`), the rules
+"""How releases reach the disk: one path for every kind of release (see :mod:`.publishing`), the rules
 that keep a user's files safe (:mod:`.target`), what every released table goes through (random
 row order, spreadsheet formula cells: :mod:`.cells`), and the page a person reads beside the JSON
-report (:mod:`.report_html`, built with :mod:`.html`; the risk figures from :mod:`.risk`)."""
+report (:mod:`.report_html`, built with :mod:`.html`; the risk figures from :mod:`.class_risk`)."""
 
 from microrelease.core.release.cells import escape_formulas, formula_cells, shuffled, with_formula_check
-from microrelease.core.release.publish import Check, Published, Verified, publish
+from microrelease.core.release.publishing import Check, Published, Verified, publish
 from microrelease.core.release.target import (
     Target,
     audit_path,

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.release.publish import Check, Verified
+from microrelease.core.release.publishing import Check, Verified
 
 FORMULA_START = "=+-@\t\r"
 # A cell that starts like a formula but is a number ("-5", "+1.5e3") is data, not a formula.

@@ -1,6 +1,6 @@
 """The release report a person reads (``OUT.report.html``), rendered from the report the JSON holds.
 
-One source of truth: :func:`render_report` reads only the report dict :func:`~microrelease.core.release.publish`
+One source of truth: :func:`render_report` reads only the report dict :func:`~microrelease.core.release.publishing`
 writes as JSON (before the JSON gains the page's own checksum). A generalization gets the decision,
 the class-size histogram of the released file, the re-identification risk, the utility per attribute
 and the node's place in the lattice; microaggregation, DP and sequential releases get their

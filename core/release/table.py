@@ -17,7 +17,7 @@ from microrelease.core.release.cells import (
     shuffled,
     with_formula_check,
 )
-from microrelease.core.release.publish import Check, Published, publish
+from microrelease.core.release.publishing import Check, Published, publish
 from microrelease.core.release.target import file_target
 
 # (table read back, the input's rows as the file should hold them: formula cells escaped if asked)
@@ -31,7 +31,7 @@ def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, 
     """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
     run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
     get the table read back and ``released`` as written (escaped if asked), in its original order;
-    ``audit``: the data steward's figures, written apart (see :func:`~microrelease.core.release.publish`)."""
+    ``audit``: the data steward's figures, written apart (see :func:`~microrelease.core.release.publishing`)."""
     if Path(out).suffix.lower() in (".parquet", ".pq"):
         raise OutputError(f"{out}: this release is written as CSV; give a .csv name (nothing was written)")
     target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)

@@ -16,8 +16,8 @@ import param
 from microrelease.app.downloads import written_bytes
 from microrelease.app.shared import computed_once, kernel_strategy
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
-from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
+from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import METHODS, Microaggregation, microaggregate
 

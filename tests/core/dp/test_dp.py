@@ -21,7 +21,7 @@ from microrelease.core.dp import (
     dp_release,
     least_variance_gamma,
 )
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.microdata import consecutive_groups, fixed_order
 from microrelease.core.release import audit_path, report_path
 

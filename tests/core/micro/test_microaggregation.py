@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from microrelease.core import DataError, InvalidParameterError
 from microrelease.core.data.samples import microdata_sample
-from microrelease.core.micro.information_loss import information_loss
 from microrelease.core.micro.linkage import record_linkage
+from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.microaggregation import (
     Standardizer,
     mdav_groups,

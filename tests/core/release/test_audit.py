@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from microrelease.core import Criteria, Hierarchy, OutputOptions, load_dataset, write_release
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
 from microrelease.core.exceptions import OutputError
 from microrelease.core.micro.micro_release import write_microaggregation

@@ -22,7 +22,7 @@ from microrelease.core import (
 )
 from microrelease.core.data.dataset import file_checksum
 from microrelease.core.release import report_path
-from microrelease.core.release.publish import strict_json
+from microrelease.core.release.publishing import strict_json
 
 
 def people():

@@ -26,7 +26,7 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.data.samples import sample, sample_data_folder
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.microdata import dp_release
 from microrelease.core.exceptions import OutputError
 from microrelease.core.lattice.node_release import NodeRelease
@@ -37,7 +37,7 @@ from microrelease.core.release import file_target, html_path, report_path
 
 ADULT = sample("adult")
 # the module, not the function of the same name that the package exports
-publish_module = importlib.import_module("microrelease.core.release.publish")
+publish_module = importlib.import_module("microrelease.core.release.publishing")
 VOID = {"meta", "br", "hr", "img", "input", "link"}
 
 

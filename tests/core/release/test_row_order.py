@@ -23,7 +23,7 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.data.samples import sample, sample_data_folder
-from microrelease.core.dp.dp_release import write_dp_release
+from microrelease.core.dp.dp_writing import write_dp_release
 from microrelease.core.dp.microdata import PrivacyWarning, dp_release
 from microrelease.core.engines import DaskEngine
 
