@@ -19,9 +19,9 @@ from tornado.web import RequestHandler
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.main import create_app, warm_sample
-from microrelease.app.shared import WarmUp
 from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES
-from microrelease.app.tabs.tab_registry import TABS
+from microrelease.app.tabs.tab_registry import TABS, warm_figures
+from microrelease.app.warm_up import WarmUp
 from microrelease.core import Dataset, InvalidParameterError
 
 log = logging.getLogger(__name__)
@@ -135,9 +135,9 @@ def serve_options(host: str, port: int) -> dict[str, Any]:
 def warm_tabs(tabs: Sequence = TABS) -> WarmUp:
     """Off the first page's path: once a session's page is ready in the browser, one child process at
     the lowest priority compiles the numba kernels and computes the figures the ``tabs`` share (see
-    :class:`~microrelease.app.shared.WarmUp`); a tab opened before that computes its own. Registered
+    :class:`~microrelease.app.warm_up.WarmUp`); a tab opened before that computes its own. Registered
     before the server starts, so that the first session is not missed."""
-    warm_up = WarmUp([tab.name for tab in tabs if tab.warm is not None])
+    warm_up = WarmUp([tab.name for tab in tabs if tab.warm is not None], warm_figures)
     pn.state.on_session_created(lambda _context: pn.state.onload(warm_up.start))
     return warm_up
 

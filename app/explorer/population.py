@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import param
 
-from microrelease.app.shared import kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.core import POLICIES, Dataset, GeneralizedTable, generalize
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.data.dataset import read_table
