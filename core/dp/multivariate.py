@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from microrelease.core.dp.mechanisms import GAMMA_PRESETS, check_epsilon, check_sensitivity
 from microrelease.core.exceptions import InvalidParameterError
@@ -120,7 +121,6 @@ def norm_laplace_expected_norm(epsilon: float, dimension: int, sensitivity: floa
 def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.0):
     """E‖X‖ in the set's own norm: gauge staircase (least-norm γ), Laplace in the same norm, and
     per-coordinate Laplace (``ratio``: per-coordinate Laplace over the staircase)."""
-    import pandas as pd
 
     rows = []
     for norm in NORMS:

@@ -12,6 +12,7 @@ random partition, each partition is shuffled, and the partitions are written one
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -150,7 +151,6 @@ class DaskEngine:
     @staticmethod
     def _wait(client, future, progress, should_stop, what: str):
         """Wait for ``future``, polling cancel; errors name the input."""
-        import threading
 
         if progress is not None:
             progress(0.0)

@@ -17,6 +17,7 @@ DuckDB and Dask give the same frequency set.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,8 +171,6 @@ def concatenate(parts: Sequence[Path], out: Path, fmt: str) -> None:
     """Write ``parts`` one after another as one file: CSV bytes (the first part alone has the header),
     or Parquet row groups (copied, not parsed)."""
     if fmt == "csv":
-        import shutil
-
         with open(out, "wb") as sink:
             for part in parts:
                 with open(part, "rb") as piece:

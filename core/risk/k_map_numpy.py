@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from microrelease.core.lattice.rollup_numpy import roll_once
+
 
 def inner_joint_numpy(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, base):
     """(local node ids in visit order, segment offsets, packed (f, F) pairs, classes with each pair) for
     every node of the sub-lattice over the QIs in ``heights`` (sort-based regrouping); population-only
     classes are left out."""
-    from microrelease.core.lattice.rollup_numpy import roll_once
 
     p = len(heights)
     strides = np.ones(p, np.int64)

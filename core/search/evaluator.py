@@ -23,6 +23,7 @@ import numpy as np
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.profile import key_spec
+from microrelease.core.lattice.quality_profile import share_tables, value_offsets
 
 CACHE_BUDGET = 256 << 20  # bytes of class snapshots kept (keys and counts, 16 bytes a class)
 STAGE, STAGE_CLASSES = 6, 4096  # a roll-up this many levels up from this many classes goes halfway first
@@ -67,8 +68,6 @@ class NodeEvaluator:
     """
 
     def __init__(self, source: FrequencySource, *, cache_budget: int = CACHE_BUDGET) -> None:
-        from microrelease.core.lattice.quality_profile import share_tables, value_offsets
-
         self.hierarchies = tuple(source.hierarchies)
         self.heights = np.array([h.height for h in self.hierarchies], dtype=np.int64)
         spec = key_spec(self.hierarchies)
