@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.data.dataset import as_text
+from microrelease.core.data.reading import as_text
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
 from microrelease.core.release.cells import escape_formulas

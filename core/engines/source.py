@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.data.dataset import file_separator, frame_checksum
-from microrelease.core.data.reading import check_csv, check_names
+from microrelease.core.data.reading import check_csv, check_names, file_separator, frame_checksum
 from microrelease.core.exceptions import DataError
 
 # Parquet column types whose text form every engine writes the same way (checked by check_types).

@@ -18,7 +18,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import Dataset, as_text
+from microrelease.core.data.dataset import Dataset
+from microrelease.core.data.reading import as_text
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy, find_hierarchy_file, read_arx
 from microrelease.core.models.privacy_model import PrivacyModel, Statistic

@@ -24,7 +24,7 @@ import pandas as pd
 
 from microrelease.core.criteria.controls import Control, control
 from microrelease.core.criteria.criterion import ClassView, Scope, Statistic
-from microrelease.core.data.dataset import as_text, read_table
+from microrelease.core.data.reading import as_text, read_table
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
