@@ -43,10 +43,10 @@ def _kernels(family: str) -> list[tuple]:
     """(kernel, signatures[, ndim of the counts]) the ``family`` runs. The profile kernel has two
     signatures: 1-D row counts (k-anonymity) and 2-D columns (everything a class carries beside)."""
     if family in ("lattice", "models", "quality", "k-map"):
-        from microrelease.core.lattice.rollup_kernels import (
+        from microrelease.core.lattice.rollup_kernels import (  # numba: compiled on first use
             roll,  # numba: loaded when a family is asked about
         )
-        from microrelease.core.lattice.walk_kernel import (
+        from microrelease.core.lattice.walk_kernel import (  # numba: compiled on first use
             walk_profile,  # numba: loaded when a family is asked about
         )
 

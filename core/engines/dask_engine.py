@@ -37,8 +37,8 @@ from microrelease.core.release.cells import formula_cells, shuffled
 
 def _dask():
     try:
-        import dask.dataframe as dd
-        import distributed
+        import dask.dataframe as dd  # optional extra: dask
+        import distributed  # optional extra: dask
     except ImportError:
         raise EngineError("the dask engine needs 'dask[dataframe,distributed]': "
                           "pip install 'microrelease[dask]'", parameter="engine") from None
@@ -52,7 +52,7 @@ def _object_strings(method):
 
     @functools.wraps(method)
     def run(*args, **kwargs):
-        import dask
+        import dask  # optional extra: dask
 
         with dask.config.set({"dataframe.convert-string": False}):
             return method(*args, **kwargs)
@@ -130,7 +130,7 @@ class DaskEngine:
         if source.format == "parquet":
             # Dask's default makes one partition per file, however large: one worker would hold
             # a whole 50M-row file. Whole row groups are grouped to about partition_rows rows.
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             meta = pq.ParquetFile(files[0]).metadata
             per_group = max(1, meta.num_rows // max(1, meta.num_row_groups))

@@ -102,7 +102,7 @@ class DuckDBEngine:
 
     def _connect(self, spill: str):
         try:
-            import duckdb
+            import duckdb  # heavy: duckdb, for this engine only
         except ImportError:  # pragma: no cover - duckdb is a dependency
             raise EngineError("the duckdb engine needs the 'duckdb' package", parameter="engine") from None
         config = {"temp_directory": spill}
@@ -123,7 +123,7 @@ class DuckDBEngine:
     def _run(self, work_on, source: Source | None, progress=None, should_stop=None, tables=(), writing=None):
         """Call ``work_on(connection)`` on a fresh connection in a thread, reporting the running
         query's progress and interrupting it when ``should_stop()`` says so."""
-        import duckdb
+        import duckdb  # heavy: duckdb, for this engine only
 
         try:
             spill_folder = tempfile.TemporaryDirectory(prefix="microrelease-spill-", dir=self.spill_dir)

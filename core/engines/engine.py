@@ -176,7 +176,7 @@ def concatenate(parts: Sequence[Path], out: Path, fmt: str) -> None:
                 with open(part, "rb") as piece:
                     shutil.copyfileobj(piece, sink, 1 << 20)
         return
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
     schema = pq.read_schema(parts[0])
     with pq.ParquetWriter(out, schema) as writer:

@@ -97,7 +97,7 @@ class Source:
         if self.format == "csv":
             return list(check_csv(path, self.sep).columns)
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             names = list(pq.read_schema(path).names)
         except OSError as exc:
@@ -136,7 +136,7 @@ class Source:
         if self.frame is not None:
             return
         if self.format == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             for path in self.paths:
                 schema = pq.read_schema(path)
@@ -153,7 +153,7 @@ class Source:
         if self.frame is not None:
             return int(self.frame.memory_usage(deep=True).sum())
         if self.format == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             total = 0
             for path in self.paths:

@@ -114,7 +114,7 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     n = len(z)
     k = check_k(k, n)
     if strategy == "numba":
-        from microrelease.core.micro.mdav_kernels import mdav
+        from microrelease.core.micro.mdav_kernels import mdav  # numba: compiled on first use
 
         group = mdav(np.ascontiguousarray(z, dtype=np.float64), k)
         if progress is not None:

@@ -93,14 +93,14 @@ def build_model_profile(
     width = len(sensitive_frequency.labels)  # the sensitive-value columns; k-map's population column next
     spec = key_spec(hierarchies)
     if strategy == "auto" and spec is not None:
-        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS
+        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS  # numba: compiled on first use
 
         if any(m.kernel_code().kind not in KERNEL_KINDS for m in models):
             strategy = "numpy"  # a model with no compiled branch: the numpy walk runs its own check
     if strategy != "numpy" and spec is not None:
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba loads on first use
-        from microrelease.core.lattice.walk_kernel import WalkPlan
-        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba: compiled on first use
+        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS  # numba: compiled on first use
 
         checks = (table / table.sum(), *kernel_arrays(models, KERNEL_KINDS))
         plan = WalkPlan(rows=None, values=(0, width), checks=checks)

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from microrelease.core.criteria.registry import parse_criteria
 from microrelease.core.data.dataset import Dataset
 from microrelease.core.data.reading import as_text
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
@@ -145,8 +146,6 @@ def prepare_models(
     HierarchyError / CoverageError for its hierarchy.
     """
     if isinstance(models, Mapping):
-        from microrelease.core.criteria.registry import parse_criteria  # the registry imports this family
-
         models = parse_criteria(models)
     models = tuple(models)
     strangers = [m for m in models if not isinstance(m, PrivacyModel)]

@@ -84,7 +84,7 @@ VerifyFiles = Callable[[Mapping[str, Path]], Verified]
 
 
 def _version() -> str:
-    from microrelease.core import __version__
+    from microrelease.core import __version__  # circle: microrelease.core's __init__ imports this module
 
     return __version__
 
