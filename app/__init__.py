@@ -10,15 +10,15 @@ __all__ = ["Dashboard", "Explorer", "create_app", "lattice_view", "serve", "trad
 
 def __getattr__(name: str):
     if name == "Explorer":
-        from microrelease.app.explorer.explorer import Explorer
+        from microrelease.app.explorer.explorer import Explorer  # heavy: panel
 
         return Explorer
     if name == "serve":
-        from microrelease.app.serve import serve
+        from microrelease.app.serve import serve  # heavy: panel
 
         return serve
     if name in {"Dashboard", "create_app", "lattice_view", "tradeoff_view"}:
-        from microrelease.app import main
+        from microrelease.app import main  # heavy: panel
 
         return getattr(main, name)
     raise AttributeError(f"module 'microrelease.app' has no attribute {name!r}")

@@ -24,7 +24,7 @@ from microrelease.app.explorer.headline import Summary
 from microrelease.app.explorer.large import Searcher, large_lattice
 from microrelease.app.explorer.population import PopulationTable
 from microrelease.app.explorer.sidebar import QUESTION, Sidebar
-from microrelease.app.shared import kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.app.tabs.data.data_view import page_hand_back, page_hold
 from microrelease.app.tabs.lattice.lattice_state import LatticeState
 from microrelease.app.tabs.lattice.lattice_view import LatticeView

@@ -13,15 +13,18 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import panel as pn
+import panel.reactive
 from tornado.httputil import HTTPServerRequest
+from tornado.iostream import StreamClosedError
 from tornado.routing import Matcher, Rule
 from tornado.web import RequestHandler
+from tornado.websocket import WebSocketClosedError
 
 from microrelease.app.cli.flags import FLAGS
 from microrelease.app.main import create_app, warm_sample
-from microrelease.app.shared import WarmUp
 from microrelease.app.tabs.data.data_state import MAX_UPLOAD_BYTES
-from microrelease.app.tabs.tab_registry import TABS
+from microrelease.app.tabs.tab_registry import TABS, warm_figures
+from microrelease.app.warm_up import WarmUp
 from microrelease.core import Dataset, InvalidParameterError
 
 log = logging.getLogger(__name__)
@@ -135,9 +138,9 @@ def serve_options(host: str, port: int) -> dict[str, Any]:
 def warm_tabs(tabs: Sequence = TABS) -> WarmUp:
     """Off the first page's path: once a session's page is ready in the browser, one child process at
     the lowest priority compiles the numba kernels and computes the figures the ``tabs`` share (see
-    :class:`~microrelease.app.shared.WarmUp`); a tab opened before that computes its own. Registered
+    :class:`~microrelease.app.warm_up.WarmUp`); a tab opened before that computes its own. Registered
     before the server starts, so that the first session is not missed."""
-    warm_up = WarmUp([tab.name for tab in tabs if tab.warm is not None])
+    warm_up = WarmUp([tab.name for tab in tabs if tab.warm is not None], warm_figures)
     pn.state.on_session_created(lambda _context: pn.state.onload(warm_up.start))
     return warm_up
 
@@ -146,8 +149,6 @@ def quiet_when_a_page_left(loop, context: dict) -> None:
     """The event loop's handler of errors nobody awaited: a page closed while the server was still
     sending it an update is a page gone, not an error (one line at debug level); anything else goes to
     asyncio's own handler (an ERROR in the log, as before)."""
-    from tornado.iostream import StreamClosedError
-    from tornado.websocket import WebSocketClosedError
 
     if isinstance(context.get("exception"), WebSocketClosedError | StreamClosedError):
         logging.getLogger(__name__).debug("a page closed while an update was on its way: %s", context.get("message"))
@@ -163,7 +164,6 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     # resource mode, and later dynamic components then link their CSS from the CDN.
     # Panel links the CSS of components re-rendered outside a request (watchers, threads) to its
     # CDN; a privacy tool must work offline and call nobody, so point those links at this server.
-    import panel.reactive
 
     hosts = served_hosts(host, port, allowed_hosts)  # like a taken port: one line before the URL
     check_can_listen(host, port)  # before the URL is printed: a taken port is one line, not a traceback

@@ -10,6 +10,8 @@ on every machine.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from microrelease.core import Dataset, Hierarchy, load_dataset, load_sample, read_arx
@@ -52,7 +54,6 @@ def wide_dataset(n_qi: int, **kwargs) -> Dataset:
 
 def generated_sample(name: str) -> Dataset:
     """The generated sample ``name`` of :data:`GENERATED`, named after it (the Data tab's line says so)."""
-    from dataclasses import replace
 
     return replace(wide_dataset(GENERATED[name]), source=f"{name} (adult + {GENERATED[name] - 9} synthetic QIs, "
                                                          f"seed {SEED})")

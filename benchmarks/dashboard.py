@@ -239,7 +239,7 @@ def main() -> None:
     if not chromium:
         sys.exit("no chromium: apt-get install -y chromium")
     print(f"load average at start: {' '.join(f'{x:.1f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
-    subprocess.run([sys.executable, "-c", "from microrelease.app.shared import compile_kernels; compile_kernels()"],
+    subprocess.run([sys.executable, "-c", "from microrelease.app.kernel_readiness import compile_kernels; compile_kernels()"],
                    check=True, stderr=subprocess.DEVNULL)  # the warm run's kernels in numba's cache
     with sync_playwright() as p, tempfile.TemporaryDirectory(prefix="numba-cold-") as cold_cache:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)

@@ -24,7 +24,8 @@ from importlib.metadata import PackageNotFoundError, version
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.criteria.registry import CRITERIA, parse_criteria
-from microrelease.core.data.dataset import Dataset, load_dataset, read_table
+from microrelease.core.data.dataset import Dataset, load_dataset
+from microrelease.core.data.reading import read_table
 from microrelease.core.data.roles import AttributeRole, Schema
 from microrelease.core.data.samples import SAMPLES, load_sample
 from microrelease.core.engines.summary import TableSummary, summarize

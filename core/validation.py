@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from microrelease.core.exceptions import InvalidParameterError
 
 
@@ -105,7 +107,6 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
 
 def check_rng(rng):
     """A numpy Generator from None (fresh entropy), an int seed, or a Generator (returned as is)."""
-    import numpy as np
 
     if isinstance(rng, np.random.Generator):
         return rng

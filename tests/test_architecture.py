@@ -15,7 +15,6 @@ from pathlib import Path
 from docs_text import page, section
 
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN_IN_CORE = {"panel", "param", "bokeh", "holoviews", "microrelease.app", "app"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -246,13 +245,7 @@ def test_state_modules_import_no_ui_library_and_hold_no_colour_or_html(tmp_path)
     assert ui_leaks(sample) == {"holoviews", "panel", "#1f77B4", "<b>", "</b>"}
 
 
-def test_core_imports_no_ui_library_and_not_the_app():
-    offenders = {}
-    for path in (ROOT / "core").rglob("*.py"):
-        bad = {m for m in imported_modules(path) if m.split(".")[0] in FORBIDDEN_IN_CORE or m.startswith("microrelease.app")}
-        if bad:
-            offenders[str(path.relative_to(ROOT))] = bad
-    assert not offenders
+# core never imports the app nor a UI library: the contracts of .importlinter (tests/test_import_contracts.py)
 
 
 def test_no_relative_or_bare_folder_imports():

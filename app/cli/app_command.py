@@ -86,7 +86,7 @@ def given_population(path: str | None, dataset: Dataset):
     """The --population table, read and checked against ``dataset`` before serving (refused naming the flag)."""
     if path is None:
         return None
-    from microrelease.app.explorer.population import PopulationTable
+    from microrelease.app.explorer.population import PopulationTable  # heavy: panel
 
     table = read_population(path)
     code_population(table, dataset, source=path)  # a missing column or value, or a smaller population

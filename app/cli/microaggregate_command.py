@@ -26,7 +26,7 @@ from microrelease.app.cli.output import finish
 from microrelease.app.cli.progress import progress_bar
 from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError, read_table
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
 from microrelease.core.micro.micro_release import write_microaggregation
 from microrelease.core.micro.microaggregation import METHODS, microaggregate

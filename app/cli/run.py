@@ -16,6 +16,7 @@ import threading
 from collections.abc import Sequence
 from typing import NoReturn
 
+from microrelease.app.cli import __doc__ as doc
 from microrelease.app.cli import (
     app_command,
     check_command,
@@ -86,8 +87,6 @@ def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentPar
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from microrelease.app.cli import __doc__ as doc  # the package's first line describes the program
-
     parser = OneLineParser(prog="microrelease", description=doc.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:

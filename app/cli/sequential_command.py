@@ -115,7 +115,7 @@ class SequentialRequest:
 
 def _study_settings(config: str) -> dict:
     """The study's [anonymization] settings (the study itself is read again by run())."""
-    from microrelease.core.sequential.study_config import read_study
+    from microrelease.core.sequential.study_config import read_study  # heavy: sequential
 
     return dict(read_study(config).anonymization)
 
@@ -152,9 +152,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(request: SequentialRequest) -> int:
     # loaded here, not at start-up: the grouping kernels take a while to import
-    from microrelease.core.sequential.cost import CostWeights
-    from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
-    from microrelease.core.sequential.rt_data import load_sequential
+    from microrelease.core.sequential.cost import CostWeights  # heavy: sequential
+    from microrelease.core.sequential.pipeline import (  # heavy: sequential
+        anonymize_sequential,
+        write_sequential,
+    )
+    from microrelease.core.sequential.rt_data import load_sequential  # heavy: sequential
 
     output = request.output
     weights = CostWeights(**request.weights)  # refused before any work, not after
@@ -189,9 +192,9 @@ def run(request: SequentialRequest) -> int:
 
 
 def run_study(request: SequentialRequest, weights) -> int:
-    from microrelease.core.sequential.study import load_study
-    from microrelease.core.sequential.study_config import read_study
-    from microrelease.core.sequential.study_release import anonymize_study, write_study
+    from microrelease.core.sequential.study import load_study  # heavy: sequential
+    from microrelease.core.sequential.study_config import read_study  # heavy: sequential
+    from microrelease.core.sequential.study_release import anonymize_study, write_study  # heavy: sequential
 
     output = request.output
     study = read_study(request.config)

@@ -29,7 +29,8 @@ from microrelease.app.explorer.population import (
     k_map_release,
     population_for,
 )
-from microrelease.app.shared import Latest, kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
+from microrelease.app.latest import Latest
 from microrelease.core import (
     POLICIES,
     Answer,

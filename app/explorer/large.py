@@ -24,6 +24,7 @@ import numpy as np
 
 from microrelease.core import Dataset
 from microrelease.core.criteria.criteria_set import Criteria
+from microrelease.core.exceptions import InvalidParameterError, NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.metrics import METRICS, node_metrics
 from microrelease.core.lattice.policies import check_policy
@@ -73,7 +74,6 @@ class Searcher:
         """(answer, preferred node or None, message) of one question; ``criteria``: k and the criteria
         beside it (None: k-anonymity alone); ``reuse``: an answer of the same question whose search
         serves ``policy`` too (a policy among the k-minimal nodes needs no new search: the tags are the same)."""
-        from microrelease.core.exceptions import InvalidParameterError, NoSolutionError
 
         with self.lock:
             if reuse is not None:

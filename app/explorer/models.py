@@ -9,7 +9,7 @@ import param
 
 from microrelease.app.explorer.criteria_params import groups
 from microrelease.app.explorer.population import coded_k_map
-from microrelease.app.shared import kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.core import POLICIES, build_profile
 from microrelease.core.criteria.controls import keyword
 from microrelease.core.criteria.criterion import Scope, Statistic

@@ -19,10 +19,10 @@ import numpy as np
 import pandas as pd
 import param
 
-from microrelease.app.shared import kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.core import POLICIES, Dataset, GeneralizedTable, generalize
 from microrelease.core.criteria.criteria_set import Criteria
-from microrelease.core.data.dataset import read_table
+from microrelease.core.data.reading import read_table
 from microrelease.core.data.samples import SAMPLES
 from microrelease.core.exceptions import Cancelled, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.generalization import class_representatives, class_sizes

@@ -11,7 +11,7 @@ computes each tab's shared figures (``warm``) in a low-priority child process.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,3 +137,10 @@ TABS: tuple[Tab, ...] = (
     Tab("sequences", "Sequences", lambda c: SequencesState(), SequencesView, needs=OWN_SETTINGS, warm=attack_curves, large=True),
 )
 OPENING_TAB = "lattice"  # a sample or the command line's table is loaded already: the page opens on exploring it
+
+
+def warm_figures(names: Sequence[str]) -> None:
+    """Compute the shared figures of the tabs named (what the warm-up child runs)."""
+    for tab in TABS:
+        if tab.name in names and tab.warm is not None:
+            tab.warm()

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from microrelease.core.criteria.criterion import ClassView, Scope, Statistic, monotone
 from microrelease.core.criteria.k_anonymity import KAnonymity
+from microrelease.core.criteria.registry import CRITERIA
 from microrelease.core.exceptions import InvalidParameterError
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ class Criteria:
     sensitive: object = None
 
     def __post_init__(self) -> None:
-        from microrelease.core.criteria.registry import CRITERIA
-
         if not isinstance(self.k, KAnonymity):
             raise InvalidParameterError(f"criteria: k must be a KAnonymity, got {self.k!r}", parameter="k")
         object.__setattr__(self, "others", tuple(self.others))

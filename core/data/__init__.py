@@ -4,7 +4,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from microrelease.core.data.dataset import Dataset, load_dataset, read_table
+    from microrelease.core.data.dataset import Dataset, load_dataset
+    from microrelease.core.data.reading import read_table
     from microrelease.core.data.roles import AttributeRole, Schema
     from microrelease.core.data.samples import (
         MICRODATA_SAMPLES,
@@ -18,7 +19,8 @@ if TYPE_CHECKING:
 # The public names, each from its module, resolved on first use (PEP 562): importing this package
 # imports none of its modules, so no import circle and no extra import time (numba kernels).
 _MODULES = {
-    "dataset": ["Dataset", "load_dataset", "read_table"],
+    "dataset": ["Dataset", "load_dataset"],
+    "reading": ["read_table"],
     "roles": ["AttributeRole", "Schema"],
     "samples": ["MICRODATA_SAMPLES", "SAMPLES", "load_sample", "microdata_sample", "sample", "sample_data_folder"],
 }

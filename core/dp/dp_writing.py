@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import frame_checksum
+from microrelease.core.data.reading import frame_checksum
 from microrelease.core.dp.microdata import DPRelease
 from microrelease.core.exceptions import DataError
 from microrelease.core.release import Check, Published

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
 from microrelease.core.dp.mechanisms import GAMMA_PRESETS, check_epsilon, check_sensitivity
 from microrelease.core.exceptions import InvalidParameterError
@@ -150,7 +151,6 @@ def compare_multivariate(epsilon: float, dimension: int, sensitivity: float = 1.
     pandas.DataFrame
         The expected norms of each noise and their ``ratio``.
     """
-    import pandas as pd
 
     rows = []
     for norm in NORMS:

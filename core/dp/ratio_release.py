@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import frame_checksum
+from microrelease.core.data.reading import frame_checksum
 from microrelease.core.dp.microdata import check_named_columns
 from microrelease.core.dp.ratio_closeness import RatioClosenessRelease
 from microrelease.core.dp.ratio_partition import log_ratio_excess

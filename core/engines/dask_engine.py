@@ -12,6 +12,7 @@ random partition, each partition is shuffled, and the partitions are written one
 from __future__ import annotations
 
 import functools
+import threading
 import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -36,8 +37,8 @@ from microrelease.core.release.cells import formula_cells, shuffled
 
 def _dask():
     try:
-        import dask.dataframe as dd
-        import distributed
+        import dask.dataframe as dd  # optional extra: dask
+        import distributed  # optional extra: dask
     except ImportError:
         raise EngineError("the dask engine needs 'dask[dataframe,distributed]': "
                           "pip install 'microrelease[dask]'", parameter="engine") from None
@@ -51,7 +52,7 @@ def _object_strings(method):
 
     @functools.wraps(method)
     def run(*args, **kwargs):
-        import dask
+        import dask  # optional extra: dask
 
         with dask.config.set({"dataframe.convert-string": False}):
             return method(*args, **kwargs)
@@ -141,7 +142,7 @@ class DaskEngine:
         if source.format == "parquet":
             # Dask's default makes one partition per file, however large: one worker would hold
             # a whole 50M-row file. Whole row groups are grouped to about partition_rows rows.
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             meta = pq.ParquetFile(files[0]).metadata
             per_group = max(1, meta.num_rows // max(1, meta.num_row_groups))
@@ -162,7 +163,6 @@ class DaskEngine:
     @staticmethod
     def _wait(client, future, progress, should_stop, what: str):
         """Wait for ``future``, polling cancel; errors name the input."""
-        import threading
 
         if progress is not None:
             progress(0.0)

@@ -49,7 +49,7 @@ def _literal(text: str) -> str:
 
 
 def _text(column: str, kind: str, alias: str = "") -> str:
-    """SQL for the text of a value, equal to :func:`microrelease.core.data.dataset.as_text`."""
+    """SQL for the text of a value, equal to :func:`microrelease.core.data.reading.as_text`."""
     c = f"{alias}.{quote(column)}" if alias else quote(column)
     if kind.upper() in _FLOATS:
         c = f"CAST({c} AS DOUBLE)"  # a 4-byte float's text as pandas gives it (as a double)
@@ -112,7 +112,7 @@ class DuckDBEngine:
 
     def _connect(self, spill: str):
         try:
-            import duckdb
+            import duckdb  # heavy: duckdb, for this engine only
         except ImportError:  # pragma: no cover - duckdb is a dependency
             raise EngineError("the duckdb engine needs the 'duckdb' package", parameter="engine") from None
         config = {"temp_directory": spill}
@@ -133,7 +133,7 @@ class DuckDBEngine:
     def _run(self, work_on, source: Source | None, progress=None, should_stop=None, tables=(), writing=None):
         """Call ``work_on(connection)`` on a fresh connection in a thread, reporting the running
         query's progress and interrupting it when ``should_stop()`` says so."""
-        import duckdb
+        import duckdb  # heavy: duckdb, for this engine only
 
         try:
             spill_folder = tempfile.TemporaryDirectory(prefix="microrelease-spill-", dir=self.spill_dir)

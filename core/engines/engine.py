@@ -17,6 +17,7 @@ DuckDB and Dask give the same frequency set.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.data.dataset import as_text
+from microrelease.core.data.reading import as_text
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import DataError
 from microrelease.core.release.cells import escape_formulas
@@ -217,14 +218,12 @@ def concatenate(parts: Sequence[Path], out: Path, fmt: str) -> None:
     """Write ``parts`` one after another as one file: CSV bytes (the first part alone has the header),
     or Parquet row groups (copied, not parsed)."""
     if fmt == "csv":
-        import shutil
-
         with open(out, "wb") as sink:
             for part in parts:
                 with open(part, "rb") as piece:
                     shutil.copyfileobj(piece, sink, 1 << 20)
         return
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
     schema = pq.read_schema(parts[0])
     with pq.ParquetWriter(out, schema) as writer:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from microrelease.core.data.dataset import read_table
+from microrelease.core.data.reading import read_table
 from microrelease.core.engines.engine import (
     ReleasePlan,
     apply_plan,

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.data.dataset import file_separator, frame_checksum
-from microrelease.core.data.reading import check_csv, check_names
+from microrelease.core.data.reading import check_csv, check_names, file_separator, frame_checksum
 from microrelease.core.exceptions import DataError
 
 # Parquet column types whose text form every engine writes the same way (checked by check_types).
@@ -110,7 +109,7 @@ class Source:
         if self.format == "csv":
             return list(check_csv(path, self.sep).columns)
         try:
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             names = list(pq.read_schema(path).names)
         except OSError as exc:
@@ -149,7 +148,7 @@ class Source:
         if self.frame is not None:
             return
         if self.format == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             for path in self.paths:
                 schema = pq.read_schema(path)
@@ -166,7 +165,7 @@ class Source:
         if self.frame is not None:
             return int(self.frame.memory_usage(deep=True).sum())
         if self.format == "parquet":
-            import pyarrow.parquet as pq
+            import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
             total = 0
             for path in self.paths:

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from microrelease.core.lattice.distance_vectors import Lattice
+
 if TYPE_CHECKING:
     from microrelease.core.data.roles import Schema
     from microrelease.core.engines.source import Source
-    from microrelease.core.lattice.distance_vectors import Lattice
     from microrelease.core.lattice.hierarchies import Hierarchy
 
 
@@ -80,6 +81,4 @@ class FrequencySource(Protocol):
 
     @property
     def lattice(self) -> Lattice:
-        from microrelease.core.lattice.distance_vectors import Lattice
-
         return Lattice(tuple(h.height for h in self.hierarchies), self.quasi_identifiers)

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import Dataset
 from microrelease.core.lattice.distance_vectors import Node
 from microrelease.core.lattice.frequency import FrequencySet
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.validation import check_k
+
+if TYPE_CHECKING:  # annotations only: the dataset module builds on the lattice's
+    from microrelease.core.data.dataset import Dataset
 
 
 def generalize_codes(hierarchies: Sequence[Hierarchy], codes: np.ndarray, node: Sequence[int]) -> np.ndarray:

@@ -27,6 +27,12 @@ from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
 from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.hierarchies import Hierarchy
+from microrelease.core.lattice.quality_profile import (
+    attach_quality,
+    kernel_tables,
+    node_quality_arrays,
+    node_tables,
+)
 from microrelease.core.validation import check_int
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
@@ -292,20 +298,18 @@ def profile_frequency_set(
             f"strategy={strategy!r} needs the QIs' codes to pack into {_KEY_BITS} bits; use 'direct'"
         )
     if quality:
-        from microrelease.core.lattice.quality_profile import build_quality
-
         return build_quality(freq, hierarchies, lattice, spec, strategy, progress=progress, should_stop=should_stop,
                              workers=workers, memory_budget=memory_budget)
     if strategy == "direct":
         return _profile_direct(freq, hierarchies, lattice, progress, should_stop)
     if strategy == "numba":
-        from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.lattice.walk_kernel import WalkPlan
+        from microrelease.core.lattice.rollup_kernels import roll_once  # numba
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba
 
         inner, with_start = WalkPlan().inner(), True
     else:
-        from microrelease.core.lattice.rollup_numpy import inner_profile as inner
-        from microrelease.core.lattice.rollup_numpy import roll_once
+        from microrelease.core.lattice.rollup_numpy import inner_profile as inner  # numpy twin of a kernel
+        from microrelease.core.lattice.rollup_numpy import roll_once  # numpy twin of a kernel
 
         with_start = False
     pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), inner, roll_once,
@@ -477,3 +481,25 @@ def _profile_direct(freq, hierarchies, lattice, progress, should_stop) -> Lattic
         if progress is not None and (i % 64 == 0 or i == lattice.size - 1):
             progress((i + 1) / lattice.size)
     return assemble_profile(lattice, freq.n_rows, pieces, "direct")
+
+
+def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strategy: str, **walk) -> LatticeProfile:
+    """The profile with its quality figures (see :func:`~microrelease.core.lattice.profile.profile_frequency_set`):
+    compiled with ``numba``, else node by node from the frequency set (``direct``; also the oracle)."""
+    if strategy == "numba":
+        from microrelease.core.lattice.rollup_kernels import roll_once  # numba
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba
+
+        inner = WalkPlan(rows=0, squares=1, quality=kernel_tables(hierarchies, freq.n_rows), shifts=spec.shifts,
+                         masks=spec.masks).inner()
+        counts = freq.counts.astype(float)
+        pieces = roll_up(lattice, spec, spec.pack(freq.codes), np.column_stack((counts, counts ** 2)), inner,
+                         roll_once, with_start=True, **walk)
+    else:
+        tables = node_tables(hierarchies)
+        pieces = []
+        for i, node in enumerate(lattice):
+            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node, tables=tables)
+            pieces.append((np.array([i]), np.array([0, len(s)]), s, c, pairs, failing[None, :]))
+    profile = assemble_profile(lattice, freq.n_rows, pieces, f"{strategy} with quality")
+    return attach_quality(profile, freq, hierarchies, pieces)

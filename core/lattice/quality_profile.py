@@ -14,12 +14,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from microrelease.core.lattice.generalization import class_representatives, class_sizes, generalize_codes
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.lattice.profile import LatticeProfile
+
+if TYPE_CHECKING:  # annotations only: the profile module builds on this one
+    from microrelease.core.lattice.profile import LatticeProfile
 
 PAIR_COLUMNS = 3  # beyond the m share masses: Σ c_x², Σ c_x² log2 area, running entropy sum
 
@@ -173,27 +176,3 @@ def kernel_tables(hierarchies: tuple[Hierarchy, ...], n_rows: int) -> tuple:
     x log2 x for the whole numbers a count of ``n_rows`` rows reaches (a lookup: a log per class and QI
     costs most of the roll-up otherwise)."""
     return (*node_tables(hierarchies), value_offsets(hierarchies), xlog2x(np.arange(min(n_rows, XLOG_TABLE_MAX) + 1)))
-
-
-def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strategy: str, **walk) -> LatticeProfile:
-    """The profile with its quality figures (see :func:`~microrelease.core.lattice.profile.profile_frequency_set`):
-    compiled with ``numba``, else node by node from the frequency set (``direct``; also the oracle)."""
-    from microrelease.core.lattice.profile import assemble_profile, roll_up
-
-    if strategy == "numba":
-        from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.lattice.walk_kernel import WalkPlan
-
-        inner = WalkPlan(rows=0, squares=1, quality=kernel_tables(hierarchies, freq.n_rows), shifts=spec.shifts,
-                         masks=spec.masks).inner()
-        counts = freq.counts.astype(float)
-        pieces = roll_up(lattice, spec, spec.pack(freq.codes), np.column_stack((counts, counts ** 2)), inner,
-                         roll_once, with_start=True, **walk)
-    else:
-        tables = node_tables(hierarchies)
-        pieces = []
-        for i, node in enumerate(lattice):
-            s, c, pairs, failing = node_quality_arrays(freq, hierarchies, node, tables=tables)
-            pieces.append((np.array([i]), np.array([0, len(s)]), s, c, pairs, failing[None, :]))
-    profile = assemble_profile(lattice, freq.n_rows, pieces, f"{strategy} with quality")
-    return attach_quality(profile, freq, hierarchies, pieces)

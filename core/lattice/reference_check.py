@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import file_checksum, read_table
+from microrelease.core.data.reading import file_checksum, read_table
 from microrelease.core.exceptions import HierarchyError, VerificationError
 from microrelease.core.lattice.hierarchies import Hierarchy, read_arx
 from microrelease.core.lattice.reference import own_distances, reference_faults

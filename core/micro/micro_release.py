@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import frame_checksum
+from microrelease.core.data.reading import frame_checksum
 from microrelease.core.lattice.node_release import check_k_anonymity
 from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.micro_loss import information_loss

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
+from microrelease.core.micro.mdav_numpy import mdav as mdav_numpy
 from microrelease.core.validation import check_int, check_k, check_rng
 
 METHODS: dict[str, str] = {
@@ -113,7 +114,7 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     n = len(z)
     k = check_k(k, n)
     if strategy == "numba":
-        from microrelease.core.micro.mdav_kernels import mdav
+        from microrelease.core.micro.mdav_kernels import mdav  # numba: compiled on first use
 
         group = mdav(np.ascontiguousarray(z, dtype=np.float64), k)
         if progress is not None:
@@ -122,7 +123,6 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     if strategy != "numpy":
         raise InvalidParameterError(f"The 'strategy' parameter must be 'numba' or 'numpy'. Got {strategy!r} instead.",
                                     parameter="strategy")
-    from microrelease.core.micro.mdav_numpy import mdav as mdav_numpy
 
     return mdav_numpy(np.asarray(z, dtype=np.float64), k, progress)
 

@@ -38,6 +38,12 @@ from microrelease.core.lattice.profile import (
     key_spec,
     roll_up,
 )
+from microrelease.core.lattice.quality_profile import (
+    attach_quality,
+    kernel_tables,
+    node_quality_arrays,
+    node_tables,
+)
 from microrelease.core.models.model_rollup_numpy import merge_classes, model_profile
 from microrelease.core.models.privacy_model import PrivacyModel, Statistic
 from microrelease.core.models.sensitive import SensitiveFrequency
@@ -115,22 +121,20 @@ def build_model_profile(
     width = len(sensitive_frequency.labels)  # the sensitive-value columns; k-map's population column next
     spec = key_spec(hierarchies)
     if strategy == "auto" and spec is not None:
-        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS
+        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS  # numba: compiled on first use
 
         if any(m.kernel_code().kind not in KERNEL_KINDS for m in models):
             strategy = "numpy"  # a model with no compiled branch: the numpy walk runs its own check
     if strategy != "numpy" and spec is not None:
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba loads on first use
-        from microrelease.core.lattice.walk_kernel import WalkPlan
-        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba: compiled on first use
+        from microrelease.core.models.model_rollup_kernels import KERNEL_KINDS  # numba: compiled on first use
 
         checks = (table / table.sum(), *kernel_arrays(models, KERNEL_KINDS))
         plan = WalkPlan(rows=None, values=(0, width), checks=checks)
         if k_map is not None:
             plan = dataclasses.replace(plan, population=width, k_map=float(k_map.k))
         if quality:
-            from microrelease.core.lattice.quality_profile import kernel_tables
-
             plan = dataclasses.replace(plan, squares=counts.shape[1],
                                        quality=kernel_tables(dataset.hierarchies, dataset.n_rows),
                                        shifts=spec.shifts, masks=spec.masks)
@@ -143,8 +147,6 @@ def build_model_profile(
         pieces = model_profile(lattice, hierarchies, codes, counts, table, models, progress, should_stop,
                                k_map=k_map.k if k_map is not None else 0)
         if quality:
-            from microrelease.core.lattice.quality_profile import node_tables
-
             tables = node_tables(dataset.hierarchies)
             pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, k_map, piece[0], tables))
                       for piece in pieces]
@@ -166,8 +168,6 @@ def build_model_profile(
                                   failing_by_model={m.describe(): failing_by[i] for i, m in enumerate(checked)},
                                   _stats_cache={})
     if quality:
-        from microrelease.core.lattice.quality_profile import attach_quality
-
         profile = attach_quality(profile, dataset.frequency, dataset.hierarchies, pieces)
     return profile
 
@@ -196,7 +196,6 @@ def _joined(dataset: Dataset, sensitive_frequency: SensitiveFrequency, k_map: KM
 def _node_quality(dataset: Dataset, sensitive_frequency: SensitiveFrequency, models, k_map, ids, tables) -> tuple:
     """The quality figures of the nodes ``ids`` (pairs, failing), node by node from the rows: the oracle
     of the compiled kernel (and the path for QI codes too wide to pack). ``k_map``: its check too."""
-    from microrelease.core.lattice.quality_profile import node_quality_arrays
 
     freq, pairs, failing = dataset.frequency, [], []
 

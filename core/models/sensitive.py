@@ -18,7 +18,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import Dataset, as_text
+from microrelease.core.criteria.registry import parse_criteria
+from microrelease.core.data.dataset import Dataset
+from microrelease.core.data.reading import as_text
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy, find_hierarchy_file, read_arx
 from microrelease.core.models.privacy_model import PrivacyModel, Statistic
@@ -193,8 +195,6 @@ def prepare_models(
         The sensitive frequency and the models, ready for :func:`build_model_profile`.
     """
     if isinstance(models, Mapping):
-        from microrelease.core.criteria.registry import parse_criteria  # the registry imports this family
-
         models = parse_criteria(models)
     models = tuple(models)
     strangers = [m for m in models if not isinstance(m, PrivacyModel)]

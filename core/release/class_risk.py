@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from microrelease.core.risk.reidentification import prosecutor
+from microrelease.core.risk.uniqueness import dankar
 
 THRESHOLDS = (2, 3, 5, 10, 20)  # records in classes smaller than these: risk above 1/2, 1/3, ... 1/20
 
@@ -45,7 +46,6 @@ def population_risk(sizes: Sequence[int] | np.ndarray, sampling_fraction: float)
     share of the population and a number of people (None without an estimate). Not the journalist's
     risk: only a population table gives class sizes in the population (f / fraction would call a
     sample unique safe when it may be a population unique)."""
-    from microrelease.core.risk.uniqueness import dankar
 
     sizes = np.asarray(sizes, dtype=np.int64)
     values, counts = np.unique(sizes, return_counts=True)

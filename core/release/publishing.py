@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.exceptions import Cancelled, OutputError, VerificationError
 from microrelease.core.release.report_html import render_report
 from microrelease.core.release.target import TOOL, Target, audit_mac, check_target
@@ -114,7 +114,7 @@ VerifyFiles = Callable[[Mapping[str, Path]], Verified]
 
 
 def _version() -> str:
-    from microrelease.core import __version__
+    from microrelease.core import __version__  # circle: microrelease.core's __init__ imports this module
 
     return __version__
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.exceptions import OutputError
 
 TOOL = "microrelease"

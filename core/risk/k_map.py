@@ -24,7 +24,7 @@ import pandas as pd
 
 from microrelease.core.criteria.controls import Control, control
 from microrelease.core.criteria.criterion import ClassView, Scope, Statistic
-from microrelease.core.data.dataset import as_text, read_table
+from microrelease.core.data.reading import as_text, read_table
 from microrelease.core.exceptions import CoverageError, DataError, InvalidParameterError, MicroreleaseError
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
@@ -36,6 +36,12 @@ from microrelease.core.lattice.profile import (
     assemble_profile,
     key_spec,
     roll_up,
+)
+from microrelease.core.lattice.quality_profile import (
+    attach_quality,
+    kernel_tables,
+    node_quality_arrays,
+    node_tables,
 )
 from microrelease.core.models.model_rollup_numpy import merge_classes
 
@@ -321,19 +327,12 @@ class KMapProfile:
 def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile:
     """``profile`` (``joint``'s for one K) with its quality figures: the sample and population rolled up
     again, the classes with fewer than K population records failing (compiled; ``numpy``: node by node)."""
-    from microrelease.core.lattice.quality_profile import (
-        attach_quality,
-        kernel_tables,
-        node_quality_arrays,
-        node_tables,
-    )
-
     sample, population = joint.sample, joint.population
     k_map = profile.models[0].k
     freq, hierarchies = sample.frequency, tuple(sample.hierarchies)
     if joint.strategy == "numba":
-        from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.lattice.walk_kernel import WalkPlan
+        from microrelease.core.lattice.rollup_kernels import roll_once  # numba
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba
 
         spec = key_spec(population.hierarchies)
         codes, counts = _joined(population, sample)
@@ -402,13 +401,13 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
     counts = counts[:, :2]
     base = np.int64(population.n_rows + 1)
     if strategy == "numba":
-        from microrelease.core.lattice.rollup_kernels import roll_once
-        from microrelease.core.lattice.walk_kernel import WalkPlan
+        from microrelease.core.lattice.rollup_kernels import roll_once  # numba
+        from microrelease.core.lattice.walk_kernel import WalkPlan  # numba
 
         inner, counts = WalkPlan(rows=0, population=1, pack=int(base)).inner(), counts.astype(float)
     else:
-        from microrelease.core.lattice.rollup_numpy import roll_once
-        from microrelease.core.risk.k_map_numpy import inner_joint_numpy
+        from microrelease.core.lattice.rollup_numpy import roll_once  # numpy twin of a kernel
+        from microrelease.core.risk.k_map_numpy import inner_joint_numpy  # numpy twin of a kernel
 
         def inner(*walk):
             return inner_joint_numpy(*walk, base)

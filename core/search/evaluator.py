@@ -23,6 +23,7 @@ import numpy as np
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
 from microrelease.core.lattice.profile import key_spec
+from microrelease.core.lattice.quality_profile import share_tables, value_offsets
 
 CACHE_BUDGET = 256 << 20  # bytes of class snapshots kept (keys and counts, 16 bytes a class)
 STAGE, STAGE_CLASSES = 6, 4096  # a roll-up this many levels up from this many classes goes halfway first
@@ -98,8 +99,6 @@ class NodeEvaluator:
     """
 
     def __init__(self, source: FrequencySource, *, cache_budget: int = CACHE_BUDGET) -> None:
-        from microrelease.core.lattice.quality_profile import share_tables, value_offsets
-
         self.hierarchies = tuple(source.hierarchies)
         self.heights = np.array([h.height for h in self.hierarchies], dtype=np.int64)
         spec = key_spec(self.hierarchies)
@@ -166,7 +165,7 @@ class NodeEvaluator:
         """(keys, row counts, complete) of ``node``'s equivalence classes. ``give_up`` >= 0: the roll-up
         may stop once more than that many rows are in classes smaller than k (the node fails); then
         ``complete`` is False, the classes are some of the node's only, and they are not kept."""
-        from microrelease.core.search.evaluator_kernels import nearest_below
+        from microrelease.core.search.evaluator_kernels import nearest_below  # numba
 
         vector = np.asarray(node, dtype=np.int64)
         node = tuple(vector.tolist())
@@ -201,7 +200,7 @@ class NodeEvaluator:
     def _roll(self, start, node, keys, counts, split, k, give_up) -> tuple[np.ndarray, np.ndarray, bool]:
         """``node``'s classes rolled up from ``start``'s (sorted by ``split``, as the result is); kept when
         complete (see :meth:`classes` for ``give_up``)."""
-        from microrelease.core.search.evaluator_kernels import roll_to
+        from microrelease.core.search.evaluator_kernels import roll_to  # numba
 
         changed = np.flatnonzero(np.asarray(node) > np.asarray(start))
         flat, offsets = self._moves(start, node, changed)
@@ -254,7 +253,7 @@ class NodeEvaluator:
         at most that many rows are suppressed. ``give_up``: as for :meth:`classes` (figures of a roll-up
         that gave up are those of part of the classes: ``complete`` is False, and more than ``give_up``
         rows suppressed is all they tell). ``classes``: what :meth:`classes` gave for them, if known."""
-        from microrelease.core.search.evaluator_kernels import class_figures, suppressed_quality
+        from microrelease.core.search.evaluator_kernels import class_figures, suppressed_quality  # numba
 
         keys, counts, complete = classes if classes is not None else self.classes(node, k, give_up)
         suppressed, distinct, smallest, released_sq, all_sq = class_figures(counts, k)

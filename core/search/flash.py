@@ -36,6 +36,7 @@ from microrelease.core.exceptions import Cancelled
 from microrelease.core.search.bounds import BOUNDED, QualityConstants
 from microrelease.core.search.criteria_figures import CriteriaFigures
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
+from microrelease.core.search.kl import KLDivergence
 from microrelease.core.search.memory import Histogram, SearchMemory
 from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
 
@@ -202,8 +203,6 @@ class PrunedSearch:
         vec = self.vector(int(index))
         if policy == "kl-divergence":
             if self._kl is None:
-                from microrelease.core.search.kl import KLDivergence
-
                 self._kl = KLDivergence(self.evaluator)
             keys, counts, _ = self.evaluator.classes(vec, self.k)
             suppressed = self.under.suppressed(vec, keys, counts, self.k) if self.under else counts < self.k

@@ -20,7 +20,10 @@ import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
+from microrelease.core.lattice.policies import check_policy
 from microrelease.core.lattice.profile import STRATEGIES as PROFILE_KERNELS
+from microrelease.core.search.answer import supports
+from microrelease.core.search.evaluator import NodeEvaluator
 
 STRATEGIES = ("auto", "profile", "pruned", *(s for s in PROFILE_KERNELS if s != "auto"))
 PROFILE_NODES = 20_000  # up to here the profile's one pass costs about what one pruned answer costs
@@ -70,7 +73,6 @@ def estimate_profile_bytes(source: FrequencySource, quality: bool) -> int:
     """The whole-lattice profile's estimated peak memory: nodes × the mean distinct class sizes of a
     sample of nodes (rolled up by the evaluator) × the bytes a (node, size) pair takes, plus the
     per-node arrays of a query."""
-    from microrelease.core.search.evaluator import NodeEvaluator
 
     lattice = source.lattice
     heights = np.array(lattice.heights, dtype=np.int64)
@@ -99,8 +101,6 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", memo
     are answered after one pass by a profile that fits.
     Raises InvalidParameterError for ``pruned`` where it cannot answer, or for a profile whose estimate
     exceeds ``memory_budget`` (default: :func:`default_memory_budget`)."""
-    from microrelease.core.lattice.policies import check_policy
-    from microrelease.core.search.answer import supports
 
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "

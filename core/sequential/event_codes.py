@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from microrelease.core.data.dataset import as_text
+from microrelease.core.data.reading import as_text
 from microrelease.core.exceptions import CoverageError, DataError
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.release import Check, Published, Verified, folder_target, publish, with_formula_check
 from microrelease.core.release.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
 from microrelease.core.release.table import write_csv

@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import as_text, read_table, resolve_hierarchies
+from microrelease.core.data.dataset import resolve_hierarchies
+from microrelease.core.data.reading import as_text, read_table
 from microrelease.core.data.roles import Schema
 from microrelease.core.exceptions import CoverageError, DataError
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy, read_arx

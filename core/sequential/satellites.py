@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.dataset import as_text
+from microrelease.core.data.reading import as_text
 from microrelease.core.lattice.hierarchies import MISSING, Hierarchy
 from microrelease.core.sequential.cost import node_ncp
 

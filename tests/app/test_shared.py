@@ -14,8 +14,11 @@ from browser_util import until
 
 pytest.importorskip("panel")
 
-from microrelease.app import shared  # noqa: E402
-from microrelease.app.shared import WarmUp, computed_once, kernel_strategy  # noqa: E402
+from microrelease.app import caching, kernel_readiness  # noqa: E402
+from microrelease.app.caching import computed_once  # noqa: E402
+from microrelease.app.kernel_readiness import kernel_strategy  # noqa: E402
+from microrelease.app.tabs.tab_registry import warm_figures  # noqa: E402
+from microrelease.app.warm_up import WarmUp  # noqa: E402
 
 
 def test_a_figure_being_computed_is_waited_for_not_computed_again():
@@ -47,7 +50,7 @@ def test_values_exported_by_one_process_seed_another_and_the_oldest_go_first():
     figure.seed([((3,), "three"), ((2,), "not kept: 2 was here")])
     assert figure.export() == [((2,), "two"), ((3,), "three")]  # 1, the least recently used, made room
     name = f"{figure.__module__}.{figure.__qualname__}"
-    assert shared.export_caches()[name] == figure.export()
+    assert caching.export_caches()[name] == figure.export()
 
 
 def test_kernels_run_compiled_once_compiled_and_on_numpy_while_numbas_cache_is_empty(tmp_path):
@@ -57,11 +60,11 @@ def test_kernels_run_compiled_once_compiled_and_on_numpy_while_numbas_cache_is_e
     assert kernel_strategy("lattice") == "numba"
     # A first-ever run: nothing in an empty cache (the check reads numba's index; nothing compiles)
     families = ("lattice", "models", "mdav", "quality", "k-map", "uniqueness")
-    code = f"from microrelease.app.shared import kernel_strategy as s; print(*(s(f) for f in {families}))"
+    code = f"from microrelease.app.kernel_readiness import kernel_strategy as s; print(*(s(f) for f in {families}))"
     fresh = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
     assert fresh.stdout.split() == ["numpy"] * len(families)
-    shared.compile_kernels()  # what the warm-up child runs: afterwards every family is ready
+    kernel_readiness.compile_kernels()  # what the warm-up child runs: afterwards every family is ready
     assert all(kernel_strategy(f) == "numba" for f in families)
     with pytest.raises(ValueError, match="unknown kernel family"):
         kernel_strategy("nope")
@@ -71,13 +74,13 @@ def test_a_numba_without_the_cache_index_we_read_means_compiling_as_before():
     class Dispatcher:  # what an unexpected numba might hand over: no cache, nothing compiled
         signatures: list = []
 
-    assert not shared._ready(Dispatcher(), 1)
+    assert not kernel_readiness._ready(Dispatcher(), 1)
 
 
 def test_the_warm_up_child_hands_the_tabs_figures_back(monkeypatch):
     from microrelease.app.tabs.microaggregation import microaggregation_state as state
 
-    warm_up = WarmUp(["microaggregation"], niceness=0)
+    warm_up = WarmUp(["microaggregation"], warm_figures, niceness=0)
     warm_up.start()
     warm_up.start()  # once only
     assert warm_up.done.wait(300), "the warm-up process did not finish"
@@ -89,7 +92,7 @@ def test_the_warm_up_child_hands_the_tabs_figures_back(monkeypatch):
 
 def test_the_warm_up_child_ends_with_the_server_process():
     """A server stopped by a signal does not stop its children: the child watches its parent."""
-    watcher = ("import sys; from microrelease.app.shared import _exit_with; "
+    watcher = ("import sys; from microrelease.app.warm_up import _exit_with; "
                "print('watching', flush=True); _exit_with(int(sys.argv[1]))")
     with subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "{watcher}" $$ & echo $!; read line'],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as parent:

@@ -23,7 +23,7 @@ from microrelease.core import (
     read_arx,
     write_release,
 )
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.dp.microdata import check_bounds, parse_bounds
 from microrelease.core.engines import Source
 from microrelease.core.engines.summary import summarize

@@ -26,7 +26,7 @@ from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.explorer.large import large_lattice
 from microrelease.app.text import plural
 from microrelease.core import Dataset, Hierarchy, build_profile, dates, intervals, masking, read_arx, taxonomy
-from microrelease.core.data.dataset import LONGEST_SAMPLE, detect_separator, read_table, separator_sample
+from microrelease.core.data.reading import LONGEST_SAMPLE, detect_separator, read_table, separator_sample
 from microrelease.core.data.roles import AttributeRole, Schema
 from microrelease.core.data.samples import SAMPLES, sample
 from microrelease.core.exceptions import Cancelled, DataError, HierarchyError, MicroreleaseError

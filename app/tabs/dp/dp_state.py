@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import param
 
-from microrelease.app.shared import computed_once
+from microrelease.app.caching import computed_once
 from microrelease.core.data.samples import microdata_sample
 from microrelease.core.dp import PrivacyWarning, compare_noise, dp_release
 from microrelease.core.dp.comparison import noise_mechanisms

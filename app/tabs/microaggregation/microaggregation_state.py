@@ -13,8 +13,9 @@ from functools import lru_cache, partial
 import pandas as pd
 import param
 
+from microrelease.app.caching import computed_once
 from microrelease.app.downloads import written_bytes
-from microrelease.app.shared import computed_once, kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.core.data.samples import MICRODATA_SAMPLES, microdata_sample
 from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.micro_loss import information_loss

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 import param
 
-from microrelease.app.shared import computed_once
+from microrelease.app.caching import computed_once
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures, plan_attacks

@@ -12,7 +12,7 @@ import pandas as pd
 import param
 
 from microrelease.app.explorer.explorer import Explorer
-from microrelease.app.shared import kernel_strategy
+from microrelease.app.kernel_readiness import kernel_strategy
 from microrelease.core import build_profile, check_k_anonymity, load_sample, outlier_matrix
 from microrelease.core.lattice.search import Probe
 

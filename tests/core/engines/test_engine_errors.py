@@ -18,7 +18,7 @@ from microrelease.core import (
     VerificationError,
     write_release,
 )
-from microrelease.core.data.dataset import as_text
+from microrelease.core.data.reading import as_text
 from microrelease.core.data.samples import sample
 from microrelease.core.engines import DaskEngine, DuckDBEngine
 from microrelease.core.engines.summary import summarize

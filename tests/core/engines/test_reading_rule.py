@@ -9,8 +9,7 @@ from malformed_csv import HEADER, MALFORMED, ROW  # shared with the dashboard up
 
 from microrelease.app.cli import main
 from microrelease.core import DataError
-from microrelease.core.data.dataset import read_table
-from microrelease.core.data.reading import check_csv
+from microrelease.core.data.reading import check_csv, read_table
 from microrelease.core.engines import Source
 from microrelease.core.engines.summary import summarize
 

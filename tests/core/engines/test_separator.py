@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from microrelease.core.data.dataset import SEPARATORS, detect_separator, read_table, separator_sample
+from microrelease.core.data.reading import SEPARATORS, detect_separator, read_table, separator_sample
 
 
 def table_text(columns: int, rows: int, sep: str, seed: int = 0) -> str:

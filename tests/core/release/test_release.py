@@ -20,7 +20,7 @@ from microrelease.core import (
     masking,
     write_release,
 )
-from microrelease.core.data.dataset import file_checksum
+from microrelease.core.data.reading import file_checksum
 from microrelease.core.release import report_path
 from microrelease.core.release.publishing import strict_json
 
