@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from microrelease.core.lattice.frequency import FrequencySet, FrequencySource
 from microrelease.core.lattice.generalization import class_sizes
 from microrelease.core.lattice.hierarchies import Hierarchy
 from microrelease.core.validation import check_int
+
+if TYPE_CHECKING:
+    from microrelease.core.lattice.quality_profile import Quality
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
 _KEY_BITS = 62
@@ -86,7 +89,7 @@ class LatticeProfile:
     failing_sq: np.ndarray | None = None  # Σ size² of those failing classes (DM*, in quality.py)
     models: tuple = ()
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
-    quality: object = None  # what the quality models read (quality_profile.Quality), when built with quality=True
+    quality: Quality | None = None  # what the quality models read (quality_profile.Quality), when built with quality=True
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def monotone(self, max_sup: int) -> bool:
