@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 from microrelease.core.exceptions import InvalidParameterError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _message(name: str, constraint: str, value: object) -> str:
@@ -106,7 +110,7 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
     return int(max_sup)
 
 
-def check_rng(rng):
+def check_rng(rng: object) -> np.random.Generator:
     """A numpy Generator from None (fresh entropy), an int seed, or a Generator (returned as is)."""
     import numpy as np
 
