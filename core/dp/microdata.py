@@ -67,7 +67,7 @@ NOT_RELEASED_NOTE = "not released (name it in keep to release it without protect
 
 def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
     """'A=0:100,B=-5:5' -> {'A': (0, 100), 'B': (-5, 5)}."""
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for item in [t.strip() for t in str(text).split(",") if t.strip()]:
         name, sep, rng = item.partition("=")
         lo, sep2, hi = rng.partition(":")
