@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from microrelease.core.search.criteria_figures import CriteriaFigures
 from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 from microrelease.core.search.memory import Histogram, SearchMemory
 from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
+
+if TYPE_CHECKING:
+    from microrelease.core.search.kl import KLDivergence
 
 MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this of the best may tie
 
@@ -59,7 +63,7 @@ class PrunedSearch:
         self.criteria = criteria
         self.under = CriteriaFigures(evaluator, criteria) if criteria is not None and criteria.others else None
         self.monotone = criteria is None or criteria.monotone(self.max_sup)
-        self._kl = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
+        self._kl: KLDivergence | None = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
         self.heights = evaluator.heights
         self.shape = tuple(int(h) + 1 for h in self.heights)
         self.size = int(np.prod(self.shape, dtype=np.int64))
@@ -71,7 +75,7 @@ class PrunedSearch:
         self.constants = constants
         self.progress, self.should_stop = progress, should_stop
         self.time_limit = time_limit
-        self.deadline = None
+        self.deadline: float | None = None
         self.timed_out = False
         self.lower_bound = -np.inf  # no satisfying node scores below this (the best score once done)
         self._projected = False
