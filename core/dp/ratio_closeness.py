@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import cast
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
