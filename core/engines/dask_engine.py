@@ -14,9 +14,9 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Sequence
-from typing import Any
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
