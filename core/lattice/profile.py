@@ -253,6 +253,7 @@ def profile_frequency_set(
         from microrelease.core.lattice.rollup_numpy import roll_once
 
         with_start = False
+    assert spec is not None  # refused above unless direct
     pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), inner, roll_once,
                      progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
                      with_start=with_start)
@@ -330,10 +331,10 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
                 off = parent_off[a, vec[j]]
                 child = roll_once(keys, counts, shifts[a], masks[a], parent_flat[off:])
                 vec[j] += 1
-                yield from starts(*child, vec, j)
+                yield from starts(*child, vec, j)  # type: ignore[call-arg]  # mypy miscounts f(*args, x)
                 vec[j] -= 1
 
-    pieces = []
+    pieces: list[tuple] = []
     if progress is not None:
         progress(0.0)
     # The kernels release the GIL, so chunks run on all cores; at most `in_flight` chunks are
