@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def _message(name: str, constraint: str, value: object) -> str:
@@ -43,18 +47,20 @@ def check_positive(value: object, name: str) -> float:
     """Return ``value`` as ``float`` if it is a real number (not a bool), positive and finite."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(_message(name, "a real number", value))
-    if not (math.isfinite(value) and value > 0):
+    x = float(value)
+    if not (math.isfinite(x) and x > 0):
         raise _invalid(name, "positive and finite", value)
-    return float(value)
+    return x
 
 
 def check_share(value: object, name: str) -> float:
     """Return ``value`` as ``float`` if it is a real number (not a bool) in (0, 1]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(_message(name, "a real number", value))
-    if not (math.isfinite(value) and 0 < value <= 1):
+    x = float(value)
+    if not (math.isfinite(x) and 0 < x <= 1):
         raise _invalid(name, "in (0, 1]", value)
-    return float(value)
+    return x
 
 
 MIN_SAMPLING_FRACTION = 1e-15  # a population at most 10^15 times the sample: its estimates stay in floating point
@@ -98,6 +104,7 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
             raise _invalid("max_sup", "a row count or a percentage like '1%'", max_sup) from None
     if isinstance(max_sup, bool) or not isinstance(max_sup, numbers.Integral):
         raise TypeError(_message("max_sup", "an integer row count or a percentage string like '1%'", max_sup))
+    max_sup = int(max_sup)
     if max_sup < 0:
         raise _invalid("max_sup", "at least 0", max_sup)
     if max_sup > n_rows:
@@ -105,11 +112,11 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
     return int(max_sup)
 
 
-def check_rng(rng):
+def check_rng(rng: object) -> np.random.Generator:
     """A numpy Generator from None (fresh entropy), an int seed, or a Generator (returned as is)."""
 
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or (isinstance(rng, numbers.Integral) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
+        return np.random.default_rng(None if rng is None else int(rng))
     raise TypeError(_message("rng", "None, an int seed or a numpy Generator", type(rng).__name__))

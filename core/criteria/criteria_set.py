@@ -8,13 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from microrelease.core.criteria.criterion import ClassView, Scope, Statistic, monotone
+from microrelease.core.criteria.criterion import ClassView, Criterion, Scope, Statistic, monotone
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.criteria.registry import CRITERIA
 from microrelease.core.exceptions import InvalidParameterError
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from microrelease.core.models.sensitive import SensitiveFrequency
 
 
 @dataclass(frozen=True, eq=False)
@@ -33,8 +35,8 @@ class Criteria:
     """
 
     k: KAnonymity
-    others: tuple = ()
-    sensitive: object = None
+    others: tuple[Criterion, ...] = ()
+    sensitive: SensitiveFrequency | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.k, KAnonymity):
@@ -42,7 +44,7 @@ class Criteria:
         object.__setattr__(self, "others", tuple(self.others))
         names = [c.name for c in self.others]
         for c in self.others:
-            if CRITERIA.get(getattr(c, "name", None)) is not type(c) or isinstance(c, KAnonymity):
+            if CRITERIA.get(getattr(c, "name", "")) is not type(c) or isinstance(c, KAnonymity):
                 raise InvalidParameterError(f"criteria: {c!r} is not a criterion of the registry besides k-anonymity "
                                             f"(known: {sorted(CRITERIA)})", parameter="criteria")
             if names.count(c.name) > 1:

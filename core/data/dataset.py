@@ -95,13 +95,15 @@ class Dataset(FrequencySource):
     def n_rows(self) -> int:
         return len(self.table)
 
+    # read-only here, a field of TableSummary: FrequencySource keeps plain attributes (as properties of
+    # the protocol they would be the inherited defaults of TableSummary's dataclass fields)
     @cached_property
-    def frequency(self) -> FrequencySet:
+    def frequency(self) -> FrequencySet:  # type: ignore[override]
         """The frequency set of the QIs (computed once, on first use)."""
         return frequency_set(self.codes)
 
     @property
-    def columns(self) -> tuple[str, ...]:
+    def columns(self) -> tuple[str, ...]:  # type: ignore[override]  # read-only here (see frequency)
         return tuple(self.table.columns)
 
     @property

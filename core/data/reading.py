@@ -205,6 +205,7 @@ class _Scan:
 
     def _parse(self, fh, stop: int | None) -> None:
         """Parse with the csv module from ``parse_from`` on (up to line ``stop``, a bad byte's)."""
+        assert self.parse_from is not None  # called once the csv module takes over
         offset, lines = self.parse_from
         fh.seek(offset)
         # every byte before `stop` is valid UTF-8 (checked as bytes); 'replace' only covers the

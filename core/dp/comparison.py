@@ -14,8 +14,8 @@ import pandas as pd
 from microrelease.core.dp.mechanisms import GAMMA_PRESETS, Laplace, Staircase
 
 
-def noise_mechanisms(epsilon: float, sensitivity: float = 1.0) -> dict[str, object]:
-    out: dict[str, object] = {"laplace": Laplace(epsilon=epsilon, sensitivity=sensitivity)}
+def noise_mechanisms(epsilon: float, sensitivity: float = 1.0) -> dict[str, Laplace | Staircase]:
+    out: dict[str, Laplace | Staircase] = {"laplace": Laplace(epsilon=epsilon, sensitivity=sensitivity)}
     for preset in GAMMA_PRESETS:
         out[f"staircase ({preset})"] = Staircase(epsilon=epsilon, sensitivity=sensitivity, gamma=preset)
     return out

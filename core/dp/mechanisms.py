@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
@@ -138,7 +139,7 @@ def least_variance_gamma(epsilon: float) -> float:
     return min(1.0, max(1e-12, gamma))
 
 
-GAMMA_PRESETS = {
+GAMMA_PRESETS: dict[str, Callable[[float], float]] = {
     "mean-abs": lambda eps: max(1e-12, math.exp(-eps / 2) / (1 + math.exp(-eps / 2))),  # = 1/(1+e^{ε/2}), no overflow
     "variance": least_variance_gamma,
     "centred": lambda eps: 0.5,
@@ -178,17 +179,18 @@ class Staircase:
             if gamma not in GAMMA_PRESETS:
                 raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1] or one of {sorted(GAMMA_PRESETS)}. "
                                             f"Got {gamma!r}.", parameter="gamma")
-            self.preset, gamma = gamma, GAMMA_PRESETS[gamma](self.epsilon)
+            self.preset: str | None = gamma
+            gamma = GAMMA_PRESETS[gamma](self.epsilon)
         else:
             self.preset = None
         if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0 < gamma <= 1:
             raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1]. Got {gamma!r}.",
                                         parameter="gamma")
-        self.gamma = float(gamma)
-        self.b = math.exp(-self.epsilon)
+        self.gamma: float = float(gamma)
+        self.b: float = math.exp(-self.epsilon)
         # 1 − b from expm1: below ε ≈ 1e-16, b rounds to 1 and 1 − b would be 0
-        self.one_minus_b = -math.expm1(-self.epsilon)
-        self.a = self.one_minus_b / (2 * self.sensitivity * (self.gamma + self.b * (1 - self.gamma)))
+        self.one_minus_b: float = -math.expm1(-self.epsilon)
+        self.a: float = self.one_minus_b / (2 * self.sensitivity * (self.gamma + self.b * (1 - self.gamma)))
 
     def __repr__(self) -> str:
         return f"Staircase(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r}, gamma={self.gamma!r})"

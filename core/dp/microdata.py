@@ -88,7 +88,7 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
     >>> parse_bounds("A=0:100,B=-5:5")
     {'A': (0.0, 100.0), 'B': (-5.0, 5.0)}
     """
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     for item in [t.strip() for t in str(text).split(",") if t.strip()]:
         name, sep, rng = item.partition("=")
         lo, sep2, hi = rng.partition(":")

@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -115,9 +116,9 @@ def _value_bins(values: np.ndarray, bounds, bins, cuts) -> tuple[np.ndarray, tup
         raise InvalidParameterError(f"the range {lo:g}:{hi:g} is too wide: HI - LO overflows a float",
                                     parameter="bounds")
     clamped = int(((values < lo) | (values > hi)).sum())
-    edges = tuple(lo + (hi - lo) / bins * i for i in range(1, bins))
+    grid = tuple(lo + (hi - lo) / bins * i for i in range(1, bins))
     # [lo, c1), [c1, c2), ..., [cm, hi]: the reported cuts are the edges used
-    return np.searchsorted(edges, np.clip(values, lo, hi), side="right"), edges, bins, clamped
+    return np.searchsorted(grid, np.clip(values, lo, hi), side="right"), grid, bins, clamped
 
 
 def _bin_names(edges: tuple[float, ...], bounds) -> list[str]:
@@ -184,7 +185,8 @@ def _release(table, qi, confidential, epsilon, k, bounds, bins, cuts, method) ->
         method, edges, tuple(int(c) for c in bin_counts), clamped, class_ceiling(bin_counts, half, k),
         _single_class_reason(bin_counts, _bin_names(edges, bounds if cuts is None else None), half, k,
                              len(counts)),
-        tuple(qi), confidential, None if bounds is None else tuple(float(b) for b in bounds), k)
+        tuple(qi), confidential,
+        None if bounds is None else cast("tuple[float, float]", tuple(float(b) for b in bounds)), k)
 
 
 def ratio_closeness_release(table: pd.DataFrame, qi: Sequence[str], confidential: str, *, epsilon: float, k: int,

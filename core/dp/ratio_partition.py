@@ -100,7 +100,7 @@ def compositions(sizes: np.ndarray, bin_counts: np.ndarray, theta: float) -> np.
     graph.add_nodes_from(["source", "sink"])
     for g in range(len(group_sizes)):
         graph.add_edge("source", ("size", g), capacity=int(group_need[g]))
-        for v in np.flatnonzero(high[g] > low[g]):
+        for v in np.flatnonzero(high[g] > low[g]).tolist():
             graph.add_edge(("size", g), ("bin", v), capacity=int(members[g] * (high[g, v] - low[g, v])))
     for v in range(len(bin_counts)):
         graph.add_edge(("bin", v), "sink", capacity=int(bin_need[v]))
@@ -159,7 +159,8 @@ def _take_class(z, value_bin, free, seed, plan, used) -> tuple[np.ndarray, int]:
         chosen = np.concatenate([nearest[v][:q] for v, q in enumerate(key) if q > 0])
         sse = ((z[chosen] - z[chosen].mean(axis=0)) ** 2).sum()
         if sse < best_sse:
-            best, best_sse, best_row = chosen, sse, row
+            best, best_sse, best_row = chosen, sse, int(row)
+    assert best is not None, "no unused composition left in the plan"
     return best, best_row
 
 

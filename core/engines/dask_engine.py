@@ -17,6 +17,7 @@ import weakref
 from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -103,7 +104,7 @@ class DaskEngine:
         self.timeout = timeout
         self.blocksize = blocksize
         self.partition_rows = partition_rows
-        self._own = None  # (client, cluster or None) that this engine opened and must close
+        self._own: tuple[Any, Any] | None = None  # (client, cluster or None) that this engine opened and must close
 
     @contextmanager
     def _client(self):
@@ -152,7 +153,8 @@ class DaskEngine:
             return dd.read_csv(files, sep=source.sep, dtype=object, keep_default_na=False, na_filter=False,
                                blocksize=self.blocksize, usecols=list(columns) if columns else None,
                                skip_blank_lines=True)
-        except ValueError as exc:
+        except ValueError as error:
+            exc: BaseException = error
             # Dask parses the head of the first file here, when the graph is built (outside _wait),
             # and wraps pandas' error twice in messages that hide it: the first cause names the row.
             while exc.__cause__ is not None:

@@ -115,7 +115,7 @@ class DuckDBEngine:
             import duckdb  # heavy: duckdb, for this engine only
         except ImportError:  # pragma: no cover - duckdb is a dependency
             raise EngineError("the duckdb engine needs the 'duckdb' package", parameter="engine") from None
-        config = {"temp_directory": spill}
+        config: dict[str, str | bool | int | float | list[str]] = {"temp_directory": spill}
         if self.memory_limit:
             config["memory_limit"] = str(self.memory_limit)
         if self.threads:

@@ -202,7 +202,7 @@ def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
     frame["reason"] = ["; ".join([f"fails {m}" for m, f in suppression.failing.items() if f[c]]
                                  or [f"smaller than k={suppression.k}"]) for c in chosen]
     frame = frame.sort_values(["size", *data.quasi_identifiers], kind="stable")
-    listed = {"classes_total": len(frame), "classes_listed": min(limit, len(frame))}
+    listed: dict[str, object] = {"classes_total": len(frame), "classes_listed": min(limit, len(frame))}
     if limit:  # they single out the outliers: only when the data steward asks, for a report kept private
         listed |= {"classes": frame.head(limit).to_dict(orient="records"),
                    "note": "these classes single out outliers of the input: keep this report private"}

@@ -31,7 +31,7 @@ from microrelease.core.lattice.metrics import relative_distance
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.quality import QUALITY_MODELS, policy_score
 
-Score = Callable[[Lattice, ClassStats, np.ndarray, np.ndarray], np.ndarray]
+Score = Callable[[Lattice, ClassStats, np.ndarray, np.ndarray | None], np.ndarray]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from microrelease.core.lattice.quality_profile import (
     node_tables,
 )
 from microrelease.core.validation import check_int
+
+if TYPE_CHECKING:
+    from microrelease.core.lattice.quality_profile import Quality
 
 STRATEGIES = ("auto", "numba", "numpy", "direct")
 _KEY_BITS = 62
@@ -118,7 +121,7 @@ class LatticeProfile:
     failing_sq: np.ndarray | None = None  # Σ size² of those failing classes (DM*, in quality.py)
     models: tuple = ()
     failing_by_model: dict = field(default_factory=dict, repr=False)  # model description -> rows per node
-    quality: object = None  # what the quality models read (quality_profile.Quality), when built with quality=True
+    quality: Quality | None = None  # what the quality models read (quality_profile.Quality), when built with quality=True
     _stats_cache: dict = field(default_factory=dict, repr=False)
 
     def monotone(self, max_sup: int) -> bool:
@@ -312,6 +315,7 @@ def profile_frequency_set(
         from microrelease.core.lattice.rollup_numpy import roll_once  # numpy twin of a kernel
 
         with_start = False
+    assert spec is not None  # refused above unless direct
     pieces = roll_up(lattice, spec, spec.pack(freq.codes), freq.counts.astype(np.int64), inner, roll_once,
                      progress=progress, should_stop=should_stop, workers=workers, memory_budget=memory_budget,
                      with_start=with_start)
@@ -423,10 +427,10 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
                 off = parent_off[a, vec[j]]
                 child = roll_once(keys, counts, shifts[a], masks[a], parent_flat[off:])
                 vec[j] += 1
-                yield from starts(*child, vec, j)
+                yield from starts(*child, vec, j)  # type: ignore[call-arg]  # mypy miscounts f(*args, x)
                 vec[j] -= 1
 
-    pieces = []
+    pieces: list[tuple] = []
     if progress is not None:
         progress(0.0)
     # The kernels release the GIL, so chunks run on all cores; at most `in_flight` chunks are

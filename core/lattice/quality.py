@@ -62,6 +62,7 @@ def _released(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray, 
 def loss(profile: LatticeProfile, k: int, suppressed: np.ndarray) -> np.ndarray:
     """ARX's Loss of every node (see the module docstring); ``suppressed``: rows per node."""
     _, released, _ = _released(profile, k)
+    assert profile.quality is not None  # _released raised otherwise
     n, dom = profile.n_rows, profile.quality.domain.astype(float)
     floor = n / dom
     per_qi = (released[:, :len(dom)] + suppressed[:, None] - floor) / np.where(n - floor > 0, n - floor, 1.0)
@@ -72,6 +73,7 @@ def non_uniform_entropy(profile: LatticeProfile, k: int, suppressed: np.ndarray)
     """ARX's non-uniform entropy of every node (see the module docstring)."""
     q = profile.quality
     first_kept, _, _ = _released(profile, k)
+    assert q is not None  # _released raised otherwise
     start = profile.offsets[:-1]
     entropy_col = len(q.domain) + 2
     # the suppressed rows' Σ a log2 a: the last pair suppressed for k, or the failing classes alone
@@ -87,6 +89,7 @@ def kl_divergence(profile: LatticeProfile, k: int, suppressed: np.ndarray) -> np
     """ARX's KL divergence of every node, in bits (see the module docstring)."""
     q = profile.quality
     _, released, small = _released(profile, k)
+    assert q is not None  # _released raised otherwise
     m, n = len(q.domain), profile.n_rows
     if not n:
         return np.zeros(len(suppressed))

@@ -62,7 +62,7 @@ def value_offsets(hierarchies: tuple[Hierarchy, ...]) -> np.ndarray:
     return np.concatenate(([0], np.cumsum([len(h.ground) for h in hierarchies]))).astype(np.int64)
 
 
-def xlog2x(x: np.ndarray) -> np.ndarray:
+def xlog2x(x: np.ndarray | float) -> np.ndarray:
     x = np.asarray(x, dtype=float)
     return np.where(x > 0, x * np.log2(np.where(x > 0, x, 1.0)), 0.0)
 

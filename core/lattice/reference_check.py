@@ -142,7 +142,7 @@ def _short(value) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-KINDS = {str: "text", list: "a list", Mapping: "an object"}
+KINDS: dict[type, str] = {str: "text", list: "a list", Mapping: "an object"}
 
 
 def _at(report: Mapping, field: str, kind: type | None = None):
@@ -253,7 +253,7 @@ def _bound(model: TCloseness, section: Mapping, labels: Sequence[str], given) ->
             rows = _at({"reference_distribution": section}, "reference_distribution.hierarchy", list)
             if not all(isinstance(r, list) and r and all(isinstance(c, str) for c in r) for r in rows):
                 raise VerificationError(f"reference_distribution.hierarchy: expected rows of text, got {_short(rows)}")
-            hierarchy = Hierarchy(section["attribute"], [tuple(r) for r in rows])
+            hierarchy = Hierarchy(section["attribute"], tuple(tuple(r) for r in rows))
         else:
             hierarchy = given if isinstance(given, Hierarchy) else read_arx(given, section["attribute"])
     except (HierarchyError, ValueError) as exc:  # the rows or the file given

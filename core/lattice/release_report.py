@@ -16,7 +16,7 @@ from microrelease.core.lattice.policies import POLICIES, weight_vector
 from microrelease.core.lattice.quality import QUALITY_MODELS
 
 BELOW_LIMIT = 256  # nodes below a node tried for a satisfying one when satisfaction is not monotone
-SCORES = {  # what each policy scores, and the node's value, for the report's "why"
+SCORES: dict[str, tuple[str, Callable[..., object]]] = {  # what each policy scores, and the node's value, for the report's "why"
     "min-absolute": ("height", lambda lat, node, fig, w: float(sum(node))),
     "min-relative": ("relative distance", lambda lat, node, fig, w: fig["rel_distance"]),
     "max-distribution": ("number of released classes", lambda lat, node, fig, w: fig["distinct"]),

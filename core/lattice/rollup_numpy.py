@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def roll_once(keys, counts, shift, mask, pmap):
+def roll_once(keys, counts, shift, mask, pmap) -> tuple[np.ndarray, np.ndarray]:
     digit = (keys >> shift) & mask
     new_keys = keys + ((pmap[digit].astype(np.int64) - digit) << shift)
     order = np.argsort(new_keys, kind="stable")

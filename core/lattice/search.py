@@ -106,6 +106,7 @@ def find_vector(
             if len(hits):
                 return vectors[: hits[0] + 1], vectors[hits[0]]
             return vectors, None
+        assert satisfies is not None  # exactly one of the two is given (checked above)
         for i, v in enumerate(vectors):
             if satisfies(v):
                 return vectors[: i + 1], v

@@ -107,7 +107,7 @@ def record_linkage(
         ties = np.bincount(ri, minlength=len(rows))
         share = 1.0 / ties[ri]
         hits += float(share[cj == rows[ri]].sum())
-        if conf_true is not None:
+        if conf_true is not None and conf_released is not None:  # both or neither
             for j in range(len(confidential)):
                 learned += float(share[conf_released[cj, j] == conf_true[rows[ri], j]].sum())
     m = len(attacked)

@@ -94,7 +94,7 @@ class Standardizer:
         if len(x) < 2:
             raise DataError("at least 2 records are needed to standardize")
         sd = x.std(axis=0, ddof=1)
-        constant = [names[j] for j in np.flatnonzero(~(sd > 0))]
+        constant = [names[j] for j in np.flatnonzero(~(sd > 0)).tolist()]
         if constant:
             raise DataError(f"column(s) {constant} are constant: they cannot be standardized "
                             "(and carry no information to protect); leave them out")

@@ -14,7 +14,7 @@ Text specs (the ``l_diversity`` parameter): ``distinct:L``, ``entropy:L``, ``rec
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
@@ -53,6 +53,9 @@ class LDiversity(PrivacyModel):
     field_types: ClassVar[tuple[type, ...]]  # of the dataclass fields, in the order the syntax gives them
     # the front end's choice among the three (its choices: "none" and the specs' keywords)
     selector: ClassVar[Control] = Control("l_kind", "l-diversity", str, "none")
+    if TYPE_CHECKING:  # what every subclass declares (as a field here it would be the first dataclass field)
+        l: float  # noqa: E741
+        kind: ClassVar[int]
 
     @classmethod
     def from_spec(cls, spec: str):

@@ -151,7 +151,7 @@ def build_model_profile(
             pieces = [(*piece, *_node_quality(dataset, sensitive_frequency, models, k_map, piece[0], tables))
                       for piece in pieces]
         name = "sensitive roll-up"
-    checked = (*models, *([k_map] if k_map is not None else []))
+    checked: tuple[PrivacyModel | KMap, ...] = (*models, *([k_map] if k_map is not None else []))
     failing = np.zeros(lattice.size, dtype=np.int64)
     failing_sq = np.zeros(lattice.size, dtype=np.int64)
     failing_by = np.zeros((len(checked), lattice.size), dtype=np.int64)
@@ -184,6 +184,7 @@ def _joined(dataset: Dataset, sensitive_frequency: SensitiveFrequency, k_map: KM
     hierarchies = tuple(dataset.hierarchies)
     if k_map is not None:
         population = k_map.population
+        assert population is not None  # a k-map given here is bound to its population
         hierarchies = tuple(population.hierarchies)
         joined = np.zeros((len(codes) + len(population.codes), one_hot.shape[1] + 1))
         joined[:len(codes), :-1] = one_hot
@@ -227,7 +228,7 @@ def kernel_arrays(models: Sequence[PrivacyModel], known_kinds: Collection[int]) 
                                       "add one in microrelease.core.models.model_rollup_kernels, or use strategy='numpy'")
     grounded = next((m for m in models if Statistic.VALUE_HIERARCHY in m.needs()), None)
     ground = (0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)) if grounded is None \
-        else grounded.kernel_ground()
+        else grounded.kernel_ground()  # type: ignore[attr-defined]  # a model needing VALUE_HIERARCHY has it (TCloseness)
     return (np.array([c.kind for c in codes], np.int64), np.array([c.l for c in codes], float),
             np.array([c.c for c in codes], float), np.array([c.t for c in codes], float), *ground)
 
@@ -268,7 +269,7 @@ def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node
                           for i, (q, h, d) in enumerate(zip(dataset.quasi_identifiers, dataset.hierarchies, node,
                                                                 strict=True))})
     frame["size"] = sizes
-    failing = [[] for _ in sizes]
+    failing: list[list[str]] = [[] for _ in sizes]
     for model in models:
         frame[model.describe()] = np.round(model.statistic(counts, sensitive_frequency.table_counts), 4)
         for i in np.flatnonzero(~model.passes_counts(counts, sensitive_frequency.table_counts)):

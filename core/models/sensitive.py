@@ -79,7 +79,7 @@ class SensitiveFrequency:
         return ok
 
 
-def value_order(values: Sequence[str]) -> list[str]:
+def value_order(values: Iterable[str]) -> list[str]:
     """Numbers in numeric order when every value is a number (ordered distance), else text order."""
     values = sorted(set(values))
     try:

@@ -157,6 +157,7 @@ class TCloseness(PrivacyModel):
             return emd_equal(p, q)
         if self.ground == "ordered":
             return emd_ordered(p, q)
+        assert self.hierarchy is not None  # the hierarchical ground is bound (check refuses it without)
         return emd_hierarchical(p, q, self.hierarchy, np.asarray(self.order, dtype=np.int64))
 
     def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -174,6 +175,7 @@ class TCloseness(PrivacyModel):
         end to end, with each one's offset."""
         order = np.asarray(self.order, dtype=np.int64)
         h = self.hierarchy
+        assert h is not None  # the hierarchical ground is bound (check refuses it without)
         if h.height == 0:  # every value the same at the top: EMD 0
             return 0, np.zeros(1, np.int64), np.zeros(1, np.int64), np.zeros(1, np.int64)
         maps = [h.codes[1][order]] + [h.parents[level] for level in range(1, h.height)]

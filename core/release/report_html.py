@@ -10,6 +10,7 @@ parameters, counts and figures; every release gets the checks run on the written
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from microrelease.core.lattice.quality import QUALITY_MODELS
 from microrelease.core.release.html import (
@@ -61,7 +62,8 @@ def facts(mapping: Mapping) -> Safe:
 
     def walk(prefix: str, value: object) -> None:
         if prefix and is_records(value):
-            records = list(value.values()) if isinstance(value, Mapping) else value
+            # is_records: a list of mappings, or a mapping of them
+            records = cast("list[Mapping]", list(value.values()) if isinstance(value, Mapping) else value)
             fields = list(dict.fromkeys(f for r in records for f in r))
             keys = list(value) if isinstance(value, Mapping) else []
             tables.append(tag("h3", prefix))
@@ -217,7 +219,7 @@ def risk_section(r: Mapping) -> Safe:
     risk = r.get("risk", {})
     highest, average = risk.get("highest"), risk.get("average_prosecutor")
     smallest = r.get("classes", {}).get("smallest")
-    rows = [("Highest re-identification risk (1 / smallest class)",
+    rows: list[tuple[str, object]] = [("Highest re-identification risk (1 / smallest class)",
              tag("span", f"{number(highest)} (1 in {number(smallest)})" if smallest else highest, id="risk-highest",
                  data_value=highest)),
             ("Average prosecutor risk (classes / released rows)", tag("span", average, id="risk-average",

@@ -202,7 +202,7 @@ class KMap:
         try:
             return cls(int(str(spec).strip()))
         except ValueError:
-            return cls(spec)
+            return cls(spec)  # type: ignore[arg-type]  # the str reaches the k check, whose message names it
 
     def spec(self) -> str:
         return str(self.k)
@@ -267,7 +267,7 @@ class KMapProfile:
     big_f: np.ndarray
     counts: np.ndarray
     strategy: str = ""
-    sample: FrequencySource = field(default=None, repr=False)  # for the quality profile
+    sample: FrequencySource | None = field(default=None, repr=False)  # for the quality profile
     _cache: dict = field(default_factory=dict, repr=False)
 
     def pairs(self, node) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -328,6 +328,7 @@ def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile
     """``profile`` (``joint``'s for one K) with its quality figures: the sample and population rolled up
     again, the classes with fewer than K population records failing (compiled; ``numpy``: node by node)."""
     sample, population = joint.sample, joint.population
+    assert sample is not None  # joint_profile keeps it
     k_map = profile.models[0].k
     freq, hierarchies = sample.frequency, tuple(sample.hierarchies)
     if joint.strategy == "numba":
@@ -335,6 +336,7 @@ def k_map_quality(joint: KMapProfile, profile: LatticeProfile) -> LatticeProfile
         from microrelease.core.lattice.walk_kernel import WalkPlan  # numba
 
         spec = key_spec(population.hierarchies)
+        assert spec is not None  # joint_profile refused keys over 62 bits
         codes, counts = _joined(population, sample)
         plan = WalkPlan(rows=0, population=1, k_map=float(k_map), squares=2,
                         quality=kernel_tables(hierarchies, freq.n_rows), shifts=spec.shifts, masks=spec.masks)
@@ -410,7 +412,7 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
         from microrelease.core.risk.k_map_numpy import inner_joint_numpy  # numpy twin of a kernel
 
         def inner(*walk):
-            return inner_joint_numpy(*walk, base)
+            return inner_joint_numpy(*walk, base)  # type: ignore[call-arg]  # mypy miscounts f(*args, x)
 
     lattice = sample.lattice
     pieces = roll_up(lattice, spec, spec.pack(codes), np.ascontiguousarray(counts), inner, roll_once,

@@ -179,7 +179,8 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
                                     "instead.", parameter="strategy")
     fraction = check_sampling_fraction(sampling_fraction)
     if strategy == "numba":
-        c1, n, estimate = _compiled(*check_histograms(offsets, sizes, counts), fraction)
+        offsets, sizes, counts = check_histograms(offsets, sizes, counts)
+        c1, n, estimate = _compiled(offsets, sizes, counts, fraction)
     else:
         h = NodeHistograms(offsets, sizes, counts)
         c1, n = h.c1, h.n

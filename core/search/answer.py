@@ -198,7 +198,8 @@ class PrunedAnswer:
                                np.array([f.smallest for f in figures], dtype=np.int64),
                                np.array([f.released_sq for f in figures], dtype=np.int64))
             w = weight_vector(self.lattice, weights)
-            primary = chosen.score(_Candidates(self.lattice.heights, self.lattice.names, grid), stats,
+            # _Candidates has the members of Lattice a score reads (a duck type, not a subclass)
+            primary = chosen.score(_Candidates(self.lattice.heights, self.lattice.names, grid), stats,  # type: ignore[arg-type]
                                    np.arange(len(candidates)), w)
         return self.node(int(candidates[tie_break(self.lattice, primary, grid, suppressed)]))
 

@@ -53,7 +53,7 @@ class CriteriaFigures:
         if sensitive is not None:
             value = Hierarchy(f"{sensitive.attribute} (values)", tuple((str(i),) for i in range(len(sensitive.labels))))
             codes = np.column_stack([np.asarray(sensitive.values), np.asarray(sensitive.codes)])
-            pairs = NodeEvaluator(_Frequency((value, *evaluator.hierarchies), codes, sensitive.counts),
+            pairs = NodeEvaluator(_Frequency((value, *evaluator.hierarchies), codes, sensitive.counts),  # type: ignore[arg-type]  # _Frequency: the members of FrequencySource a NodeEvaluator reads
                                   cache_budget=SIDE_CACHE)
             field = int(pairs.shifts[0])
             self._sensitive = (pairs, field, len(sensitive.labels), np.asarray(sensitive.table_counts, dtype=float))
@@ -64,7 +64,7 @@ class CriteriaFigures:
             # its own evaluator, and per QI and level the sample's label codes in the population's coding
             to_population = [[_recode(ours.labels[d], theirs.labels[d]) for d in range(ours.height + 1)]
                              for ours, theirs in zip(evaluator.hierarchies, population.hierarchies, strict=True)]
-            side = NodeEvaluator(_Frequency(population.hierarchies, population.codes, population.counts),
+            side = NodeEvaluator(_Frequency(population.hierarchies, population.codes, population.counts),  # type: ignore[arg-type]  # _Frequency: the members of FrequencySource a NodeEvaluator reads
                                  cache_budget=SIDE_CACHE)
             self._population = (side, to_population)
 

@@ -111,7 +111,9 @@ class NodeEvaluator:
         # per QI and pair of levels, what a code's move adds to a key (its field's new value minus its old)
         # what a code's move adds to a key (its field's new value minus its old, shifted into place), for
         # each QI and pair of levels, in one flat array: ``_deltas[_delta_at[i][(a, b)]:]``
-        flat, self._delta_at, at = [], [], 0
+        flat: list[np.ndarray] = []
+        self._delta_at: list[dict[tuple[int, int], int]] = []
+        at = 0
         for i, maps in enumerate(_up_maps(self.hierarchies)):
             self._delta_at.append({})
             for ab, up in maps.items():

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -39,6 +40,9 @@ from microrelease.core.search.evaluator import NodeEvaluator, NodeFigures
 from microrelease.core.search.kl import KLDivergence
 from microrelease.core.search.memory import Histogram, SearchMemory
 from microrelease.core.search.tags import EVALUATED, SAT, UNSAT, next_open, path_up, strides_of, tag_box
+
+if TYPE_CHECKING:
+    from microrelease.core.search.kl import KLDivergence
 
 MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this of the best may tie
 
@@ -84,7 +88,7 @@ class PrunedSearch:
         self.criteria = criteria
         self.under = CriteriaFigures(evaluator, criteria) if criteria is not None and criteria.others else None
         self.monotone = criteria is None or criteria.monotone(self.max_sup)
-        self._kl = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
+        self._kl: KLDivergence | None = None  # KL divergence's scorer, made when first asked for (core/search/kl.py)
         self.heights = evaluator.heights
         self.shape = tuple(int(h) + 1 for h in self.heights)
         self.size = int(np.prod(self.shape, dtype=np.int64))
@@ -96,7 +100,7 @@ class PrunedSearch:
         self.constants = constants
         self.progress, self.should_stop = progress, should_stop
         self.time_limit = time_limit
-        self.deadline = None
+        self.deadline: float | None = None
         self.timed_out = False
         self.lower_bound = -np.inf  # no satisfying node scores below this (the best score once done)
         self._projected = False
@@ -109,6 +113,7 @@ class PrunedSearch:
         self.order = np.argsort(flat_heights, kind="stable").astype(index_dtype)
         self.height_start = np.searchsorted(flat_heights[self.order], np.arange(int(self.heights.sum()) + 2))
         if quality is not None and quality in BOUNDED:
+            assert constants is not None, "a quality search needs the QualityConstants of its data"
             self.bounds = constants.lower_bound(quality, self.shape)
         else:  # the path heuristic only: precision's bound, the mean of d_i / h_i
             self.bounds = _plain(self.heights).lower_bound("precision", self.shape)
@@ -120,6 +125,7 @@ class PrunedSearch:
 
     def _seed(self) -> None:
         """Tag the nodes the memory decides at (k, MaxSup), and the boxes they decide (monotone: k alone)."""
+        assert self.memory is not None  # called when there is one
         self.memory.check(self.heights, self.evaluator.frequency)
         sat, unsat = self.memory.decided(self.k, self.max_sup)
         self.seeded = {i: self.memory.histograms[i] for i in (*sat, *unsat) if i in self.memory.histograms}
@@ -154,7 +160,8 @@ class PrunedSearch:
             keys, counts, complete = self.evaluator.classes(vec, self.k, self.max_sup)
             k_part = complete and int(counts[counts < self.k].sum()) <= self.max_sup
             f = (self.under.figures(vec, keys, counts, self.k, quality=self.quality is not None) if k_part else
-                 NodeFigures(*(int(x) for x in class_figures(counts, self.k)), len(counts), complete=complete))
+                 NodeFigures(*(int(x) for x in class_figures(counts, self.k)), len(counts),  # type: ignore[call-arg, misc, arg-type]  # mypy miscounts f(*args, x)
+                             complete=complete))
             sat = f.suppressed <= self.max_sup and f.holds
         self.figures[index] = f
         if not k_part or self.monotone:
@@ -194,6 +201,7 @@ class PrunedSearch:
         """The quality model's score of a satisfying node (kept in ``scores``; ``best`` follows)."""
         if index not in self.scores:
             f = self.figures[index] if index in self.figures else self.evaluate(index)
+            assert self.quality is not None  # scores are asked of a quality search
             self.scores[index] = self.score_of(self.quality, index, f)
             self.best = min(self.best, self.scores[index])
         return self.scores[index]
@@ -209,6 +217,7 @@ class PrunedSearch:
             return self._kl.score(vec, keys, counts, suppressed)
         if f is None or (f.mass is None and policy in ("loss", "nu-entropy")) or not f.complete:
             f = self.full_figures(index, quality=True)
+        assert self.constants is not None  # a quality search has them
         return self.constants.score(policy, vec, f)
 
     def full_figures(self, index: int, *, quality: bool = False) -> NodeFigures:
@@ -268,7 +277,7 @@ class PrunedSearch:
         the best found) or ``should_stop`` says so (:class:`Cancelled`)."""
         want = 1 if self.quality is not None else 0
         timed = want and self.time_limit is not None
-        if timed:
+        if timed and self.time_limit is not None:
             self._warm()
             self.deadline = time.monotonic() + self.time_limit
         try:

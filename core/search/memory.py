@@ -96,7 +96,8 @@ class SearchMemory:
 
     def decided(self, k: int, max_sup: int) -> tuple[list[int], list[int]]:
         """(satisfying, failing) node numbers known at (k, MaxSup)."""
-        sat, unsat = [], []
+        sat: list[int] = []
+        unsat: list[int] = []
         for index, h in self.histograms.items():
             (sat if h.suppressed(k) <= max_sup else unsat).append(index)
         for index, pairs in self.failed.items():

@@ -47,12 +47,12 @@ class NodeNCP:
 class ConsensusVisit:
     """One visit of a consensus: the interval it stands for, and its codes (nodes of the code hierarchy)."""
 
-    low: object  # exact times (see times.py): the interval the visit stands for
-    high: object
+    low: float  # exact times (see times.py): the interval the visit stands for
+    high: float
     codes: list[tuple[int, int]]  # (level, representative ground code) per position
 
 
-def member_visits(data: SequentialData, e: int) -> list[tuple[object, object, list[int]]]:
+def member_visits(data: SequentialData, e: int) -> list[tuple[float, float, list[int]]]:
     """Entity e's visits as (first time, last time, [ground codes]), times exact."""
     out = []
     for v in range(data.visit_ptr[e], data.visit_ptr[e + 1]):

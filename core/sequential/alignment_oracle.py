@@ -80,7 +80,7 @@ def _codes_distance(h: _Tree, nodes: list[tuple[int, int]], codes: list[int]) ->
     return prev[-1]
 
 
-def _run_cost(h: _Tree, cons: list[ConsensusVisit], mine: list[tuple[object, object, list[int]]],
+def _run_cost(h: _Tree, cons: list[ConsensusVisit], mine: list[tuple[float, float, list[int]]],
               w_time: float, span: float) -> float:
     """Cost of making consecutive consensus visits ``cons`` and member visits ``mine`` one visit."""
     nodes = [c for v in cons for c in v.codes]

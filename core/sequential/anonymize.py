@@ -135,7 +135,9 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     ents = data.entities[released].copy()
     rel_ncp = np.zeros((n, len(data.qi)))
     suppressed = np.zeros(n, dtype=np.int64)
-    kept_ncp, rows, intervals = [], [], {}
+    kept_ncp: list[float] = []
+    rows: list[tuple[object, ...]] = []
+    intervals: dict[str, tuple[np.ndarray, ...]] = {}
     h = data.code_hierarchy
     tree = NodeNCP(h)
     qi_trees = [NodeNCP(hq) for hq in data.hierarchies]
@@ -155,13 +157,14 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
         if not sequences:
             for e in members:
                 visits = member_visits(data, e)
-                intervals[names[e]] = tuple(np.array([float(v[i]) for v in visits]) for i in (0, 1))
+                intervals[names[e]] = (np.array([float(v[0]) for v in visits]), np.array([float(v[1]) for v in visits]))
                 a = data.code_ptr[data.visit_ptr[e]]
                 for rank, (_, _, codes) in enumerate(visits, start=1):
                     rows.extend((names[e], f"{names[e]}-V{rank}", scale.text(data.times[a + x]), h.ground[c])
                                 for x, c in enumerate(codes))
                     a += len(codes)
             continue
+        assert aligned is not None  # aligned whenever sequences are
         consensus = consensus_of(aligned, g)
         n_kept = sum(len(v.codes) for v in consensus)
         whens = [str(rank) if relative_time else scale.interval(v.low, v.high) for rank, v in enumerate(consensus, 1)]
@@ -173,8 +176,8 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
             intervals[names[e]] = bounds
             for rank, (when, visit) in enumerate(zip(whens, labels, strict=True), start=1):
                 rows.extend((names[e], f"{names[e]}-V{rank}", when, label) for label in visit)
-    for name, labels in zip(data.qi, qi_labels, strict=True):
-        ents[name] = labels
+    for name, column in zip(data.qi, qi_labels, strict=True):
+        ents[name] = column
     ents.insert(0, data.entity_id, names)
     events = pd.DataFrame(rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])
     events = events.sort_values([data.entity_id], kind="stable").reset_index(drop=True)

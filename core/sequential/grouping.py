@@ -230,5 +230,6 @@ def _join_leftovers(loss: LossModel, group: np.ndarray, points: np.ndarray, ids:
             grown = loss.loss(np.append(members, ids[e]))[0] - loss.loss(members)[0]
             if best is None or grown < best[0]:
                 best = (grown, g)
+        assert best is not None  # near is not empty: some group is nearest
         group[e] = best[1]
     return group

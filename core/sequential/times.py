@@ -62,7 +62,8 @@ class TimeScale:
             return str(int(v)) if v.is_integer() and abs(v) < 2.0**53 else repr(v)
         if self.kind == "dates":
             return str(np.datetime64(int(value), "D"))
-        text = str(np.datetime_as_string(np.datetime64(int(value), "us"), unit=self.unit))
+        # self.unit is one of numpy's units ("s", "ms", "us"), a str where the stubs want a Literal
+        text = str(np.datetime_as_string(np.datetime64(int(value), "us"), unit=self.unit))  # type: ignore[call-overload]
         return text + "Z" if self.zone else text
 
     def interval(self, low, high) -> str:
@@ -137,7 +138,7 @@ def _calendar(text: pd.Series, unit: str, column: str, what: str) -> np.ndarray:
         bad = []
         for v in _examples(text, len(text)):
             try:
-                np.datetime64(v, unit)
+                np.datetime64(v, unit)  # type: ignore[call-overload]  # unit: numpy's, a str not a Literal
             except ValueError:
                 bad.append(v)
         raise DataError(f"the time column {column!r} has {what} that do not exist: {bad[:5]}",
