@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import microrelease.core.sequential.alignment_kernels as kernels
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.sequential import alignment_kernels as kernels
 from microrelease.core.sequential.cost import hierarchy_tables, in_threads, node_ncp, thread_count
 from microrelease.core.sequential.rt_data import SequentialData
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 import numba as nb
 import numpy as np
 
+import microrelease.core.sequential.cost_kernels as kernels
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.sequential import cost_kernels as kernels
 from microrelease.core.validation import check_int
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.sequential import alignment_kernels as kernels
+import microrelease.core.sequential.alignment_kernels as kernels
 from microrelease.core.sequential.alignment import release_tables
 from microrelease.core.sequential.satellites import SLOTS
 

@@ -29,10 +29,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+import microrelease.core.sequential.grouping_kernels as kernels
+import microrelease.core.sequential.refinement as refinement
 from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.micro.microaggregation import consecutive_groups
-from microrelease.core.sequential import grouping_kernels as kernels
-from microrelease.core.sequential import refinement
 from microrelease.core.sequential.cost import CostModel
 from microrelease.core.sequential.group_loss import LossModel
 from microrelease.core.validation import check_k

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba as nb
 import numpy as np
 
-from microrelease.core.sequential import alignment_kernels as kernels
+import microrelease.core.sequential.alignment_kernels as kernels
 from microrelease.core.sequential.group_loss import (
     code_value,
     consensus_value,

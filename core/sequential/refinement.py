@@ -25,10 +25,10 @@ import numba as nb
 import numpy as np
 from numba.typed import List
 
+import microrelease.core.sequential.alignment_kernels as alignment_kernels
+import microrelease.core.sequential.grouping_kernels as gk
 from microrelease.core.exceptions import Cancelled
-from microrelease.core.sequential import alignment_kernels
 from microrelease.core.sequential import group_loss as gl
-from microrelease.core.sequential import grouping_kernels as gk
 from microrelease.core.sequential.cost import in_threads
 
 NEAR = 16  # neighbours of an entity whose swaps are tried
