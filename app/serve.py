@@ -37,7 +37,7 @@ WEBSOCKET_MAX_MESSAGE_BYTES = 4 * -(-MAX_UPLOAD_BYTES // 3) + 2**20
 _HOST = re.compile(r"(?P<name>\[[0-9a-f:.]+\]|[a-z0-9_-]+(?:\.[a-z0-9_-]+)*)(?::(?P<port>\d{1,5}))?")
 
 
-def check_can_listen(host: str, port: int) -> None:
+def validate_listen_address(host: str, port: int) -> None:
     """Refuse a port out of range, an unknown host, or an address something already listens on, by
     binding (as the server will: every address of ``host``, SO_REUSEADDR) and letting go at once."""
     if not 1 <= port <= 65535:
@@ -166,7 +166,7 @@ def serve(*, host: str = "127.0.0.1", port: int = 5006, sample: str = "adult", d
     # CDN; a privacy tool must work offline and call nobody, so point those links at this server.
 
     hosts = served_hosts(host, port, allowed_hosts)  # like a taken port: one line before the URL
-    check_can_listen(host, port)  # before the URL is printed: a taken port is one line, not a traceback
+    validate_listen_address(host, port)  # before the URL is printed: a taken port is one line, not a traceback
     address = f"[{host}]" if ":" in host else host
     panel.reactive.CDN_DIST = f"http://{address}:{port}/static/extensions/panel/"
     print(f"microrelease dashboard: http://{address}:{port}/", flush=True)

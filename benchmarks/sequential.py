@@ -86,7 +86,7 @@ def child_scale(task: dict) -> dict:
     from microrelease.core.sequential.anonymize import anonymize_groups
     from microrelease.core.sequential.cost import CostModel, time_span
     from microrelease.core.sequential.grouping import group_entities
-    from microrelease.core.sequential.guarantee import check_release
+    from microrelease.core.sequential.guarantee import verify_release
 
     folder, k = Path(task["folder"]), task["k"]
     warm_up(folder)
@@ -98,7 +98,7 @@ def child_scale(task: dict) -> dict:
     clock("alignment", align_groups, data, groups, w_time=1.0, span=time_span(data))
     release = clock("anonymize", anonymize_groups, data, groups, k)
     peak = rss_mb("VmHWM")
-    shared = clock("check", check_release, release.entities, release.events, entity_id="patient_id", qi=data.qi,
+    shared = clock("check", verify_release, release.entities, release.events, entity_id="patient_id", qi=data.qi,
                    sequence_key="visit_id", order_by="day", code="code")
     return {"entities": data.n_entities, "events": int(len(data.codes)), "phases": clock.figures, "peak_mb": peak,
             "base_mb": base, "smallest_shared": int(shared.min()),

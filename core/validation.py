@@ -27,7 +27,7 @@ def _invalid(name: str, constraint: str, value: object) -> InvalidParameterError
     return InvalidParameterError(_message(name, constraint, value), parameter=name.split("[")[0])
 
 
-def check_int(value: object, name: str, *, low: int | None = None, high: int | None = None,
+def validate_int(value: object, name: str, *, low: int | None = None, high: int | None = None,
               high_means: str = "") -> int:
     """Return ``value`` as ``int`` if it is an integer (not a bool) within [low, high].
 
@@ -43,7 +43,7 @@ def check_int(value: object, name: str, *, low: int | None = None, high: int | N
     return value
 
 
-def check_positive(value: object, name: str) -> float:
+def validate_positive(value: object, name: str) -> float:
     """Return ``value`` as ``float`` if it is a real number (not a bool), positive and finite."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(_message(name, "a real number", value))
@@ -53,7 +53,7 @@ def check_positive(value: object, name: str) -> float:
     return x
 
 
-def check_share(value: object, name: str) -> float:
+def validate_share(value: object, name: str) -> float:
     """Return ``value`` as ``float`` if it is a real number (not a bool) in (0, 1]."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(_message(name, "a real number", value))
@@ -66,19 +66,19 @@ def check_share(value: object, name: str) -> float:
 MIN_SAMPLING_FRACTION = 1e-15  # a population at most 10^15 times the sample: its estimates stay in floating point
 
 
-def check_sampling_fraction(value: object) -> float:
+def validate_sampling_fraction(value: object) -> float:
     """The share of the population the data is, in (0, 1] and at least MIN_SAMPLING_FRACTION (a
     subnormal share makes every population estimate f/share infinite)."""
-    share = check_share(value, "sampling_fraction")
+    share = validate_share(value, "sampling_fraction")
     if share < MIN_SAMPLING_FRACTION:
         raise _invalid("sampling_fraction", f"at least {MIN_SAMPLING_FRACTION:g} (a population at most 10^15 times "
                                             "the data)", value)
     return share
 
 
-def check_k(k: object, n_rows: int) -> int:
+def validate_k(k: object, n_rows: int) -> int:
     """k must be a whole number with 1 <= k <= number of rows (no table of n rows is (n+1)-anonymous)."""
-    return check_int(k, "k", low=1, high=n_rows, high_means="the number of rows")
+    return validate_int(k, "k", low=1, high=n_rows, high_means="the number of rows")
 
 
 def parse_max_sup(max_sup: object, n_rows: int) -> int:
@@ -112,7 +112,7 @@ def parse_max_sup(max_sup: object, n_rows: int) -> int:
     return int(max_sup)
 
 
-def check_rng(rng: object) -> np.random.Generator:
+def validate_rng(rng: object) -> np.random.Generator:
     """A numpy Generator from None (fresh entropy), an int seed, or a Generator (returned as is)."""
 
     if isinstance(rng, np.random.Generator):

@@ -66,7 +66,7 @@ def finish(published: Published, output: OutputRequest, summary: str) -> int:
     print(f"report: {published.target.report}; to read and print: {published.target.html}")
     if published.audit is not None:
         print(f"audit (for you, never to publish: exact figures of the original data): {published.target.audit}")
-    print(f"re-checked on the written file: {', '.join(published.checks)}" + _reference_figures(report))
+    print(f"re-checked on the written file: {', '.join(published.verifications)}" + _reference_figures(report))
     return 0
 
 

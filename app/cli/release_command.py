@@ -23,7 +23,7 @@ from microrelease.app.text import plural
 from microrelease.core import MicroreleaseError
 from microrelease.core.lattice.node_release import NodeRelease, OutputOptions
 from microrelease.core.release import file_target
-from microrelease.core.validation import check_share, parse_max_sup
+from microrelease.core.validation import parse_max_sup, validate_share
 
 NAME = "release"
 HELP = "write the released table, its report and a printable HTML page of it, re-checked"
@@ -43,7 +43,7 @@ class ReleaseRequest(LatticeRequest):
         return super().from_args(args, node=node_levels(args.node), output=OutputRequest.from_args(args, parquet=True),
                                  list_suppressed=args.list_suppressed,
                                  sampling_fraction=None if args.sampling_fraction is None
-                                 else check_share(args.sampling_fraction, "sampling_fraction"),  # before any work
+                                 else validate_share(args.sampling_fraction, "sampling_fraction"),  # before any work
                                  k_map=KMapRequest.from_args(args), publish_reference=args.publish_reference)
 
 

@@ -123,7 +123,7 @@ def _generalize(frame: pd.DataFrame, hierarchies: tuple[Hierarchy, ...], node: t
 def _hierarchies(table: TableRequest, node: tuple[int, ...]) -> tuple[Hierarchy, ...]:
     hierarchies = resolve_hierarchies(Schema(table.qi), table.hierarchies, table.hierarchy_dir)
     # the lattice's own check, as release's: the same line for the same bad --node
-    Lattice(tuple(h.height for h in hierarchies), table.qi).check_node(node)
+    Lattice(tuple(h.height for h in hierarchies), table.qi).validate_node(node)
     return hierarchies
 
 

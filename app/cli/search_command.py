@@ -35,7 +35,7 @@ class SearchRequest(LatticeRequest):
 def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool, *, joint: bool = True) -> tuple[KMap, object]:
     """The k-map model on the population table, and (``joint``) the joint roll-up of sample and population."""
     table = read_population(k_map.population)
-    model = KMap(k_map.k, code_population(table, rows.dataset, source=k_map.population)).check()
+    model = KMap(k_map.k, code_population(table, rows.dataset, source=k_map.population)).validate()
     if not joint:
         return model, None
     with progress_bar("joint roll-up of sample and population (k-map)", quiet) as bar:

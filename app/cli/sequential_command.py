@@ -71,7 +71,7 @@ class SequentialRequest:
     hierarchies: Mapping[str, str]
     hierarchy_dir: str | None
     k: int
-    variant: str
+    method: str
     keep: tuple[str, ...]
     drop: tuple[str, ...]
     weights: Mapping[str, float]  # CostWeights' fields: relational, sequence, time
@@ -103,13 +103,13 @@ class SequentialRequest:
         for name, flag in (("relational", "w_relational"), ("sequence", "w_sequence"), ("time", "w_time")):
             if getattr(args, flag) is not None or name not in weights:
                 weights[name] = getattr(args, flag) if getattr(args, flag) is not None else DEFAULTS[flag]
-        variant = args.variant or settings.get("variant") or DEFAULTS["variant"]
+        method = args.variant or settings.get("variant") or DEFAULTS["variant"]
         relative_time = bool(args.relative_time or settings.get("relative_time", False))
         return cls(args.config, args.entities, args.events, args.entity_id or "",
                    columns(args.qi, "quasi_identifiers"), columns(args.identifier, "identifiers"),
                    args.sequence_key or "", args.order_by or "", args.code or "",
                    args.code_hierarchy or "", pairs(args.hierarchy, FLAGS["hierarchies"]), args.hierarchy_dir, k,
-                   variant, columns(args.keep, "keep"), columns(args.drop, "drop"), weights, relative_time,
+                   method, columns(args.keep, "keep"), columns(args.drop, "drop"), weights, relative_time,
                    OutputRequest.from_args(args), args.quiet)
 
 
@@ -179,9 +179,9 @@ def run(request: SequentialRequest) -> int:
     if request.keep:
         print(f"microrelease: warning: {list(request.keep)} released as is, without protection", file=sys.stderr)
     with progress_bar("grouping entities", request.quiet) as bar:
-        release = anonymize_sequential(data, request.k, weights=weights, variant=request.variant,
+        release = anonymize_sequential(data, request.k, weights=weights, method=request.method,
                                        relative_time=request.relative_time, progress=bar)
-    parameters = {"variant": request.variant, "weights": vars(weights)}
+    parameters = {"variant": request.method, "weights": vars(weights)}
     published = write_sequential(release, data, output.path, parameters=parameters, force=output.force,
                                  protected=protected, escape=output.escape_formulas,
                                  inputs=[request.entities, request.events], relative_time=request.relative_time)
@@ -204,9 +204,9 @@ def run_study(request: SequentialRequest, weights) -> int:
     if study.entities.keep:
         print(f"microrelease: warning: {list(study.entities.keep)} released as is, without protection", file=sys.stderr)
     with progress_bar("grouping entities", request.quiet) as bar:
-        release = anonymize_study(data, request.k, weights=weights, variant=request.variant,
+        release = anonymize_study(data, request.k, weights=weights, method=request.method,
                                   relative_time=request.relative_time, progress=bar)
-    parameters = {"variant": request.variant, "weights": vars(weights)}
+    parameters = {"variant": request.method, "weights": vars(weights)}
     published = write_study(release, data, output.path, parameters=parameters, force=output.force,
                             protected=study.files, escape=output.escape_formulas, inputs=[t.file for t in study.tables],
                             relative_time=request.relative_time)

@@ -288,7 +288,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             return ()
         if self._coded is None:
             self._coded = code_population(self._population.table, self.dataset, source=self._population.source)
-        return (KMap(self.k_map, self._coded).check(),)
+        return (KMap(self.k_map, self._coded).validate(),)
 
     def _stop_search(self) -> None:
         self._search.stop()
@@ -483,21 +483,21 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     def find_vector(self) -> FindVectorResult:
         return self.answer.find_vector()
 
-    def release(self, node: int | None = None) -> GeneralizedTable:
+    def release(self, node_index: int | None = None) -> GeneralizedTable:
         """The generalized table with minimal required suppression at ``node`` (default: selected)."""
-        node = self.selected if node is None else node
+        node_index = self.selected if node_index is None else node_index
         if self.applied_k_map is not None:
-            return k_map_release(self.dataset, self.lattice.node(node), self.k, self.applied_k_map,
+            return k_map_release(self.dataset, self.lattice.node(node_index), self.k, self.applied_k_map,
                                  self.applied_frequency, self.applied_models)
-        return generalize(self.dataset, self.lattice.node(node), self.k, sensitive_frequency=self.applied_frequency,
+        return generalize(self.dataset, self.lattice.node(node_index), self.k, sensitive_frequency=self.applied_frequency,
                           models=self.applied_models)
 
-    def explain(self, node: int | None = None) -> pd.DataFrame:
+    def explain(self, node_index: int | None = None) -> pd.DataFrame:
         """The classes of ``node`` (default: selected) that fail a privacy model, with their distributions."""
-        node = self.selected if node is None else node
-        if not self.applied_models or node is None:
+        node_index = self.selected if node_index is None else node_index
+        if not self.applied_models or node_index is None:
             return pd.DataFrame()
-        return explain_node(self.dataset, self.applied_frequency, self.lattice.node(node), self.applied_models,
+        return explain_node(self.dataset, self.applied_frequency, self.lattice.node(node_index), self.applied_models,
                             k=self.k)
 
 

@@ -27,7 +27,7 @@ from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.exceptions import InvalidParameterError, NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice
 from microrelease.core.lattice.metrics import METRICS, node_metrics
-from microrelease.core.lattice.policies import check_policy
+from microrelease.core.lattice.policies import validate_policy
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.search import FindVectorResult, NodeResult
 from microrelease.core.risk.reidentification import table_risk
@@ -100,7 +100,7 @@ class Searcher:
         """Whether ``answer``'s search answers ``policy`` at (k, MaxSup) under ``criteria`` without searching again."""
         if answer is None or (answer.k, answer.max_sup, answer.question) != (k, max_sup, criteria_key(criteria)):
             return False
-        return check_policy(policy).among == "k-minimal" or answer.pruned.search.quality == policy
+        return validate_policy(policy).among == "k-minimal" or answer.pruned.search.quality == policy
 
 
 class _Column:

@@ -74,7 +74,7 @@ def build_joint(dataset: Dataset, population: PopulationTable, progress=None, sh
 def coded_k_map(dataset: Dataset, population: PopulationTable, big_k: int) -> KMap:
     """``big_k``-map against ``population`` coded through ``dataset``'s hierarchies (DataError naming
     ``population`` when it does not contain the sample; InvalidParameterError for a K above its rows)."""
-    return KMap(big_k, code_population(population.table, dataset, source=population.source)).check()
+    return KMap(big_k, code_population(population.table, dataset, source=population.source)).validate()
 
 
 def k_map_release(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, models=()) -> GeneralizedTable:
@@ -154,7 +154,7 @@ class KMapSteps:
         """The profile of the K in force; the selection stays (a K change only recolours the lattice). A
         quality policy reads the quality figures: one more roll-up for this K."""
         try:
-            KMap(self.k_map, self.joint.population).check()
+            KMap(self.k_map, self.joint.population).validate()
         except InvalidParameterError as exc:  # a K no class can reach: said, and nothing applied
             self._use_models((None, ()), self.plain_profile, f"k-map not applied: {exc}")
             return

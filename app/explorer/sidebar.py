@@ -107,9 +107,9 @@ class Sidebar(pn.viewable.Viewer):
         self.k_map_note = pn.pane.Markdown(css_classes=["k-map-note"], sizing_mode="stretch_width")
         self.expand.on_click(lambda _: e.expand_selected())
         self.reset.on_click(lambda _: setattr(e, "expanded", []))
-        self._check(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
-        self._check(self.sup_rows, "MaxSup (rows)", lambda: e.max_sup, lambda v: setattr(e, "max_sup", v))
-        self._check(self.sup_pct, "MaxSup (% of rows)", lambda: self._pct(e.max_sup), e.max_sup_share)
+        self._validate_box(self.k_input, "k", lambda: e.k, lambda v: setattr(e, "k", v))
+        self._validate_box(self.sup_rows, "MaxSup (rows)", lambda: e.max_sup, lambda v: setattr(e, "max_sup", v))
+        self._validate_box(self.sup_pct, "MaxSup (% of rows)", lambda: self._pct(e.max_sup), e.max_sup_share)
         e.param.watch(self._show_population, ["population_name"])
         e.param.watch(lambda ev: self._set(self.k_input, ev.new), ["k"])
         e.param.watch(lambda ev: self._show_max_sup(ev.new), ["max_sup"])
@@ -157,7 +157,7 @@ class Sidebar(pn.viewable.Viewer):
             kind = CheckedIntInput if control.kind is int else CheckedFloatInput
             box = kind(label=control.label, value=getattr(e, name), start=control.low, end=control.high,
                        step=control.step or 1, css_classes=[css_class(control)], description=control.doc or None)
-            self._check(box, name, lambda: getattr(e, name), lambda v: setattr(e, name, v))
+            self._validate_box(box, name, lambda: getattr(e, name), lambda v: setattr(e, name, v))
             e.param.watch(lambda ev: self._set(box, ev.new), [name])
         self.boxes[name] = box
         return box
@@ -174,8 +174,8 @@ class Sidebar(pn.viewable.Viewer):
         return sections
 
     # --- the question's number boxes: bounds checked on the server, with a message -------------------
-    def _check(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
-        def check(event) -> None:
+    def _validate_box(self, box, name: str, current: Callable[[], float], apply: Callable[[float], None]) -> None:
+        def validate(event) -> None:
             if self._syncing:
                 return
             value, start, end = event.new, box.start, box.end
@@ -194,7 +194,7 @@ class Sidebar(pn.viewable.Viewer):
                 return refuse(f"greater than {start:,}")
             self.input_message.visible = False
 
-        box.param.watch(check, "value")
+        box.param.watch(validate, "value")
 
     def _set(self, box, value) -> None:
         """Show ``value`` in ``box`` without applying it again."""
@@ -250,7 +250,7 @@ class Sidebar(pn.viewable.Viewer):
         boxes = []
         for q in e.dataset.quasi_identifiers:
             box = CheckedFloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
-            self._check(box, f"weight of {q}", lambda q=q: e.weights.get(q, 1.0),
+            self._validate_box(box, f"weight of {q}", lambda q=q: e.weights.get(q, 1.0),
                         lambda v, q=q: setattr(e, "weights", {**e.weights, q: v}))
             boxes.append(box)
         self.weights.objects = boxes

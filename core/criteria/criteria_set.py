@@ -90,12 +90,12 @@ class Criteria:
 
     def failing(self, classes: ClassView) -> dict[str, np.ndarray]:
         """Per scope-CLASS criterion beside k (by description): which classes fail it."""
-        return {c.describe(): ~c.passes(classes) for c in self.class_scoped}
+        return {c.describe(): ~c.satisfies(classes) for c in self.class_scoped}
 
     def release_fault(self, released_sizes) -> tuple[object, float] | None:
         """The first scope-RELEASE criterion the released classes fail, with their figure; None if all hold."""
         for c in self.release_scoped:
             value = c.table_figure(released_sizes)
-            if not c.holds(value):
+            if not c.satisfies_value(value):
                 return c, value
         return None

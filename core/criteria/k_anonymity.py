@@ -12,7 +12,7 @@ import numpy as np
 from microrelease.core.criteria.controls import Control, control
 from microrelease.core.criteria.criterion import ClassView, Scope, Statistic
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_int
+from microrelease.core.validation import validate_int
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class KAnonymity:
     monotone_suppression: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "k", check_int(self.k, "k", low=1))
+        object.__setattr__(self, "k", validate_int(self.k, "k", low=1))
 
     @classmethod
     def from_spec(cls, spec: str) -> KAnonymity:
@@ -55,5 +55,5 @@ class KAnonymity:
     def needs(self) -> frozenset[Statistic]:
         return frozenset({Statistic.CLASS_SIZE})
 
-    def passes(self, classes: ClassView) -> np.ndarray:
+    def satisfies(self, classes: ClassView) -> np.ndarray:
         return classes.sizes >= self.k

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from microrelease.core.data.reading import as_text, check_names, file_checksum, frame_checksum, read_table
+from microrelease.core.data.reading import as_text, file_checksum, frame_checksum, read_table, validate_names
 from microrelease.core.data.roles import Schema
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import CoverageError, DataError
@@ -63,7 +63,7 @@ class Dataset(FrequencySource):
             raise TypeError(f"The 'table' parameter must be a pandas DataFrame. Got {type(self.table).__name__}.")
         if len(self.table) == 0:
             raise DataError("the table has no rows")
-        self.schema.check_columns(list(self.table.columns))
+        self.schema.validate_columns(list(self.table.columns))
         qi = self.schema.quasi_identifiers
         if len(self.hierarchies) != len(qi):
             raise DataError(f"{len(self.hierarchies)} hierarchies given for {len(qi)} QIs {list(qi)}")
@@ -158,10 +158,10 @@ def load_dataset(
     schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
     if isinstance(data, pd.DataFrame):
         table, checksum, source = data, "", "<DataFrame>"
-        check_names(source, list(table.columns), part="the frame")  # the rule a CSV's header meets
+        validate_names(source, list(table.columns), part="the frame")  # the rule a CSV's header meets
     else:
         table, checksum, source = read_table(data, sep=sep), file_checksum(data), str(data)
-    schema.check_columns(list(table.columns))
+    schema.validate_columns(list(table.columns))
     resolved = resolve_hierarchies(schema, hierarchies, hierarchy_dir)
     return Dataset(table, schema, tuple(resolved), checksum=checksum, source=source,
                    blank_lines_skipped=int(table.attrs.get("blank_lines_skipped", 0)),

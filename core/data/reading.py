@@ -3,7 +3,7 @@
 pandas, DuckDB and Dask each parse CSV their own way, and each forgives different things: pandas
 fills a short row with blanks and drops what follows a NUL byte, DuckDB refuses both but words its
 errors in its own terms. So every engine (and :func:`microrelease.core.data.reading.read_table`,
-read by the dashboard and the CLI) first calls :func:`check_csv`, and a file is refused for the same
+read by the dashboard and the CLI) first calls :func:`validate_csv`, and a file is refused for the same
 causes with the same one line whatever reads it:
 
 - a header with an empty (or blank) or a duplicate column name;
@@ -63,7 +63,7 @@ class _Fault:
     cause: str
 
 
-def check_names(where: str | Path, names: Sequence[str], *, part: str = "line 1 (the header)") -> None:
+def validate_names(where: str | Path, names: Sequence[str], *, part: str = "line 1 (the header)") -> None:
     """Refuse an empty (or blank) or duplicate column name in ``part`` of ``where`` (a CSV's header,
     a Parquet file's schema): no report or flag could name such a column (pandas renames them
     'Unnamed: 1' or 'sex.1'; DuckDB fails in its binder)."""
@@ -78,7 +78,7 @@ def check_names(where: str | Path, names: Sequence[str], *, part: str = "line 1 
 _checked: dict[tuple, CsvShape] = {}  # (path, sep, size, mtime, inode) -> shape: a file is checked once
 
 
-def check_csv(path: str | Path, sep: str) -> CsvShape:
+def validate_csv(path: str | Path, sep: str) -> CsvShape:
     """Apply the rule (module docstring) to one CSV file; DataError naming the file, the line and,
     where there is one, the column of the first breach."""
     path = Path(path)
@@ -165,7 +165,7 @@ class _Scan:
                             "(save the file with one kind of line end)")
 
     def _header(self, names: list[str]) -> None:
-        check_names(self.path, names)
+        validate_names(self.path, names)
         self.columns = tuple(names)
 
     def _count_fields(self, block: bytes, layout: _Layout, stop: int | None) -> None:
@@ -370,7 +370,7 @@ def clear_cache() -> None:
     _checked.clear()
 
 
-__all__ = ["CsvShape", "check_csv", "check_names", "clear_cache"]
+__all__ = ["CsvShape", "validate_csv", "validate_names", "clear_cache"]
 
 
 SEPARATORS = [",", ";", "\t", "|"]
@@ -453,7 +453,7 @@ def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
         raise DataError(f"data file not found: {path}")
     if sep is None:
         sep = file_separator(path)
-    shape = check_csv(path, sep)  # before pandas, which forgives ragged rows and NUL bytes
+    shape = validate_csv(path, sep)  # before pandas, which forgives ragged rows and NUL bytes
     try:
         df = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig", engine="c")
     except pd.errors.EmptyDataError:

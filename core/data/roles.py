@@ -84,7 +84,7 @@ class Schema:
             return AttributeRole.SENSITIVE
         return AttributeRole.INSENSITIVE
 
-    def check_columns(self, columns: list[str] | tuple[str, ...]) -> None:
+    def validate_columns(self, columns: list[str] | tuple[str, ...]) -> None:
         """Raise DataError naming every role column that the table does not have."""
         present = set(columns)
         for role, names in (("QI", self.quasi_identifiers), ("identifier", self.identifiers), ("sensitive", self.sensitive)):

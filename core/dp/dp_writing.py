@@ -22,24 +22,29 @@ import pandas as pd
 from microrelease.core.data.reading import frame_checksum
 from microrelease.core.dp.microdata import DPRelease
 from microrelease.core.exceptions import DataError
-from microrelease.core.release import Check, Published
+from microrelease.core.release import Published, Verification
 from microrelease.core.release.cells import escape_formulas
-from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
+from microrelease.core.release.table import (
+    input_name,
+    publish_table,
+    shape_verifications,
+    untouched_verification,
+)
 
 
 def _checks(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
-            identifiers: Sequence[str]) -> list[Check]:
-    checks = shape_checks(back, expected, identifiers)
+            identifiers: Sequence[str]) -> list[Verification]:
+    checks = shape_verifications(back, expected, identifiers)
     if not all(c.passed for c in checks):
         return checks
     for name in back.columns:
         if name in release.attributes:
             finite = bool(np.isfinite(pd.to_numeric(back[name], errors="coerce")).all())
-            checks.append(Check(f"{name} released with noise", finite, "every value a finite number"))
+            checks.append(Verification(f"{name} released with noise", finite, "every value a finite number"))
     expected_columns = {*release.attributes, *release.kept}
-    checks.append(Check("only protected or kept columns", set(back.columns) == expected_columns,
+    checks.append(Verification("only protected or kept columns", set(back.columns) == expected_columns,
                         f"{len(release.attributes)} with noise, {len(release.kept)} kept as is"))
-    checks.append(untouched_check(back, original, release.attributes))
+    checks.append(untouched_verification(back, original, release.attributes))
     return checks
 
 

@@ -29,21 +29,21 @@ from collections.abc import Callable
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_positive, check_rng
+from microrelease.core.validation import validate_positive, validate_rng
 
 
-def check_epsilon(epsilon) -> float:
-    return check_positive(epsilon, "epsilon")
+def validate_epsilon(epsilon) -> float:
+    return validate_positive(epsilon, "epsilon")
 
 
-def check_sensitivity(sensitivity) -> float:
-    return check_positive(sensitivity, "sensitivity")
+def validate_sensitivity(sensitivity) -> float:
+    return validate_positive(sensitivity, "sensitivity")
 
 
 MAX_SCALE = 2.0 ** 1015  # Δ/ε at most this: the snapping grid (a power of two >= Δ/ε) and noise up to 2^8 scales stay finite
 
 
-def check_scale(sensitivity: float, epsilon: float) -> float:
+def validate_scale(sensitivity: float, epsilon: float) -> float:
     """Δ/ε, refused when floating point cannot hold the noise it calls for (ε = 1e-320: Δ/ε is infinite)."""
     scale = sensitivity / epsilon
     if not scale <= MAX_SCALE:
@@ -77,10 +77,10 @@ class Laplace:
     """
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, rng=None):
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
-        self.rng = check_rng(rng)
-        self.scale = check_scale(self.sensitivity, self.epsilon)
+        self.epsilon = validate_epsilon(epsilon)
+        self.sensitivity = validate_sensitivity(sensitivity)
+        self.rng = validate_rng(rng)
+        self.scale = validate_scale(self.sensitivity, self.epsilon)
 
     def __repr__(self) -> str:
         return f"Laplace(epsilon={self.epsilon!r}, sensitivity={self.sensitivity!r})"
@@ -171,10 +171,10 @@ class Staircase:
     """
 
     def __init__(self, *, epsilon: float, sensitivity: float = 1.0, gamma: float | str = "mean-abs", rng=None):
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
-        check_scale(self.sensitivity, self.epsilon)
-        self.rng = check_rng(rng)
+        self.epsilon = validate_epsilon(epsilon)
+        self.sensitivity = validate_sensitivity(sensitivity)
+        validate_scale(self.sensitivity, self.epsilon)
+        self.rng = validate_rng(rng)
         if isinstance(gamma, str):
             if gamma not in GAMMA_PRESETS:
                 raise InvalidParameterError(f"The 'gamma' parameter must be in (0, 1] or one of {sorted(GAMMA_PRESETS)}. "

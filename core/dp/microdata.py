@@ -50,11 +50,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, check_epsilon
+from microrelease.core.dp.mechanisms import MECHANISMS, Laplace, Staircase, validate_epsilon
 from microrelease.core.exceptions import DataError, InvalidParameterError, PrivacyWarning
 from microrelease.core.micro.micro_loss import InformationLoss, information_loss
 from microrelease.core.micro.microaggregation import consecutive_groups, numeric_matrix
-from microrelease.core.validation import check_k, check_rng
+from microrelease.core.validation import validate_k, validate_rng
 
 DP_METHODS = {
     "record-noise": "noise on every record (the baseline)",
@@ -107,7 +107,7 @@ def parse_bounds(text: str) -> dict[str, tuple[float, float]]:
     return out
 
 
-def check_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, float]] | None) -> np.ndarray:
+def validate_bounds(attributes: Sequence[str], bounds: Mapping[str, tuple[float, float]] | None) -> np.ndarray:
     """(m, 2) array of declared bounds; InvalidParameterError naming a missing or inverted one, or
     one given for a column that is not among ``attributes`` (most likely a misspelt name)."""
     bounds = dict(bounds or {})
@@ -234,7 +234,7 @@ class DPRelease:
                 "not_released": list(self.not_released)}
 
 
-def check_named_columns(table: pd.DataFrame, **named: Sequence[str]) -> None:
+def validate_named_columns(table: pd.DataFrame, **named: Sequence[str]) -> None:
     """DataError naming the parameter whose columns the table lacks."""
     for name, given in named.items():
         unknown = [c for c in given if c not in table.columns]
@@ -246,7 +246,7 @@ def check_named_columns(table: pd.DataFrame, **named: Sequence[str]) -> None:
 def _columns(table: pd.DataFrame, attributes: tuple[str, ...], identifiers: tuple[str, ...],
              keep: tuple[str, ...]) -> tuple[str, ...]:
     """The columns neither released with noise, nor kept, nor identifiers (refusing bad names)."""
-    check_named_columns(table, identifiers=identifiers, keep=keep)
+    validate_named_columns(table, identifiers=identifiers, keep=keep)
     for name, given, other, why in (
             ("identifiers", identifiers, attributes, "released with noise and dropped"),
             ("keep", keep, attributes, "released with noise and released as is"),
@@ -257,7 +257,7 @@ def _columns(table: pd.DataFrame, attributes: tuple[str, ...], identifiers: tupl
     return tuple(c for c in table.columns if c not in {*attributes, *identifiers, *keep})
 
 
-def _check_method(method: str) -> None:
+def _validate_method(method: str) -> None:
     if method in RENAMED:
         raise InvalidParameterError(f"method {method!r} is now called {RENAMED[method]!r} (it sorts along one "
                                     "fixed order and cuts blocks of k)", parameter="method")
@@ -322,11 +322,11 @@ def dp_release(
     InvalidParameterError
         If a parameter is out of range.
     """
-    _check_method(method)
+    _validate_method(method)
     if noise not in MECHANISMS:
         raise InvalidParameterError(f"The 'noise' parameter must be one of {sorted(MECHANISMS)}. Got {noise!r}.",
                                     parameter="noise")
-    epsilon = check_epsilon(epsilon)
+    epsilon = validate_epsilon(epsilon)
     attributes, identifiers, keep = tuple(attributes), tuple(identifiers), tuple(keep)
     not_released = _columns(table, attributes, identifiers, keep)
     if method == "record-noise" and k is not None:
@@ -344,7 +344,7 @@ def dp_release(
                                     "which depends on the protected values; keep columns with record-noise only",
                                     parameter="keep")
     x = numeric_matrix(table, attributes, "attribute")
-    b = check_bounds(attributes, bounds)
+    b = validate_bounds(attributes, bounds)
     lo, hi = b[:, 0], b[:, 1]
     outside = (x < lo) | (x > hi)
     clamped = {a: int(c) for a, c in zip(attributes, outside.sum(axis=0), strict=True) if c}
@@ -358,14 +358,14 @@ def dp_release(
                       PrivacyWarning, stacklevel=2)
     x = np.clip(x, lo, hi)
     try:
-        noisy, sensitivity = _noisy(x, lo, hi, epsilon / x.shape[1], method, noise, k, check_rng(rng))
+        noisy, sensitivity = _noisy(x, lo, hi, epsilon / x.shape[1], method, noise, k, validate_rng(rng))
     except InvalidParameterError as exc:  # the mechanism saw one attribute's share: say what the user gave
         if exc.parameter != "epsilon":
             raise
         raise InvalidParameterError(f"epsilon {epsilon!r} over {x.shape[1]} attribute(s) is {epsilon / x.shape[1]!r} "
                                     f"each: {exc}", parameter="epsilon") from None
     if method != "record-noise":
-        k = check_k(k, len(x))
+        k = validate_k(k, len(x))
     released = _released(table, attributes, noisy, keep, shuffle_each=several and not linked)
     try:
         loss = information_loss(table, pd.DataFrame(noisy, columns=list(attributes), index=table.index), attributes)
@@ -388,7 +388,7 @@ def _noisy(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, eps_each: float, metho
                                 for j in range(m)]), width
     if k is None:
         raise InvalidParameterError(f"method {method!r} needs k (the cluster size)", parameter="k")
-    k = check_k(k, n)
+    k = validate_k(k, n)
     if noise == "staircase" and n // k > 1:
         # Laplace's density ratio grows with the shift, so the groups' shifts add up to the L1 sensitivity;
         # the staircase's drops by e^-ε at a step edge however small the shift: every group mean that moves

@@ -23,9 +23,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dp.mechanisms import GAMMA_PRESETS, check_epsilon, check_sensitivity
+from microrelease.core.dp.mechanisms import GAMMA_PRESETS, validate_epsilon, validate_sensitivity
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_rng
+from microrelease.core.validation import validate_rng
 
 NORMS = ("l1", "linf")
 
@@ -53,15 +53,15 @@ class MultivariateStaircase:
 
     def __init__(self, *, epsilon: float, dimension: int, sensitivity: float = 1.0, norm: str = "l1",
                  gamma: float | str = "mean-abs", rng=None):
-        self.epsilon = check_epsilon(epsilon)
-        self.sensitivity = check_sensitivity(sensitivity)
+        self.epsilon = validate_epsilon(epsilon)
+        self.sensitivity = validate_sensitivity(sensitivity)
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
             raise InvalidParameterError(f"The 'dimension' parameter must be a positive integer. Got {dimension!r}.",
                                         parameter="dimension")
         if norm not in NORMS:
             raise InvalidParameterError(f"The 'norm' parameter must be one of {NORMS}. Got {norm!r}.",
                                         parameter="norm")
-        self.dimension, self.norm, self.rng = dimension, norm, check_rng(rng)
+        self.dimension, self.norm, self.rng = dimension, norm, validate_rng(rng)
         if gamma == "least-norm":  # the γ with the least E‖X‖_K in this dimension (a 1-D search)
             grid = np.linspace(0.005, 1, 200)
             costs = [MultivariateStaircase(epsilon=epsilon, dimension=dimension, sensitivity=sensitivity, norm=norm,

@@ -22,9 +22,9 @@ import math
 
 import numpy as np
 
-from microrelease.core.dp.mechanisms import check_epsilon
+from microrelease.core.dp.mechanisms import validate_epsilon
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_rng
+from microrelease.core.validation import validate_rng
 
 
 def normal_prior(edges: np.ndarray, centre: float, spread: float) -> np.ndarray:
@@ -68,7 +68,7 @@ class PriorRefinement:
     """
 
     def __init__(self, *, epsilon: float, edges, prior, rng=None):
-        self.epsilon = check_epsilon(epsilon)
+        self.epsilon = validate_epsilon(epsilon)
         self.edges = np.asarray(edges, dtype=float)
         self.prior = np.asarray(prior, dtype=float)
         if self.edges.ndim != 1 or len(self.edges) < 2 or np.any(np.diff(self.edges) <= 0):
@@ -77,7 +77,7 @@ class PriorRefinement:
         if len(self.prior) != len(self.edges) - 1 or np.any(self.prior < 0) or not math.isclose(self.prior.sum(), 1):
             raise InvalidParameterError("The 'prior' parameter must be one probability per bin, summing to 1.",
                                         parameter="prior")
-        self.rng = check_rng(rng)
+        self.rng = validate_rng(rng)
         self.boost = math.exp(self.epsilon / 2)
 
     def bin_of(self, value: float) -> int:

@@ -42,7 +42,7 @@ from typing import cast
 import numpy as np
 import pandas as pd
 
-from microrelease.core.dp.mechanisms import check_epsilon
+from microrelease.core.dp.mechanisms import validate_epsilon
 from microrelease.core.dp.ratio_partition import (
     class_ceiling,
     greedy_partition,
@@ -54,7 +54,7 @@ from microrelease.core.dp.ratio_partition import (
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.microaggregation import Standardizer, numeric_matrix
-from microrelease.core.validation import check_int, check_k
+from microrelease.core.validation import validate_int, validate_k
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,7 +103,7 @@ def _value_bins(values: np.ndarray, bounds, bins, cuts) -> tuple[np.ndarray, tup
                                         "instead.", parameter="cuts")
         # bins (-inf, c1], (c1, c2], ..., (cm, inf)
         return np.searchsorted(edges, values, side="left"), tuple(edges.tolist()), len(edges) + 1, 0
-    bins = check_int(bins, "bins", low=1)
+    bins = validate_int(bins, "bins", low=1)
     try:
         lo, hi = (float(b) for b in bounds)
     except (TypeError, ValueError):
@@ -152,7 +152,7 @@ def _single_class_reason(bin_counts: np.ndarray, names: list[str], half_epsilon:
 
 
 def _release(table, qi, confidential, epsilon, k, bounds, bins, cuts, method) -> RatioClosenessRelease:
-    epsilon = check_epsilon(epsilon)
+    epsilon = validate_epsilon(epsilon)
     qi = list(qi)
     if confidential in qi:
         raise InvalidParameterError(f"the confidential attribute {confidential!r} is also among the QIs {qi}: "
@@ -160,7 +160,7 @@ def _release(table, qi, confidential, epsilon, k, bounds, bins, cuts, method) ->
                                     parameter="confidential")
     x = numeric_matrix(table, qi, "QI")
     values = numeric_matrix(table, [confidential], "confidential attribute")[:, 0]
-    k = check_k(k, len(table))
+    k = validate_k(k, len(table))
     value_bin, edges, n_bins, clamped = _value_bins(values, bounds, bins, cuts)
     z = Standardizer.fit(x, qi)(x)
     bin_counts = np.bincount(value_bin, minlength=n_bins)

@@ -19,13 +19,18 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.data.reading import frame_checksum
-from microrelease.core.dp.microdata import check_named_columns
+from microrelease.core.dp.microdata import validate_named_columns
 from microrelease.core.dp.ratio_closeness import RatioClosenessRelease
 from microrelease.core.dp.ratio_partition import log_ratio_excess
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.release import Check, Published
+from microrelease.core.release import Published, Verification
 from microrelease.core.release.cells import escape_formulas
-from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
+from microrelease.core.release.table import (
+    input_name,
+    publish_table,
+    shape_verifications,
+    untouched_verification,
+)
 
 TOLERANCE = 1e-9  # the file's decimal values re-read: ε recomputed from counts, exact up to rounding of logs
 
@@ -91,7 +96,7 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
         The files written and the verification of the re-read release.
     """
     columns = [*release.qi, release.confidential]
-    check_named_columns(original, identifiers=identifiers, keep=keep)
+    validate_named_columns(original, identifiers=identifiers, keep=keep)
     clash = [c for c in keep if c in identifiers or c in columns]
     if clash:
         raise InvalidParameterError(f"{clash} in 'keep' are identifiers or already released (identifiers are never "
@@ -123,20 +128,20 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
                        "checksum": checksum or frame_checksum(original)}}
     as_written = escape_formulas(original) if escape else original
 
-    def checks(back: pd.DataFrame, written: pd.DataFrame) -> list[Check]:
-        out = shape_checks(back, written, identifiers)
+    def verifications(back: pd.DataFrame, written: pd.DataFrame) -> list[Verification]:
+        out = shape_verifications(back, written, identifiers)
         if not all(c.passed for c in out):
             return out
         achieved, n_classes, smallest = file_epsilon(release, back)
         # the report is built after this re-read: it gives the file's own figures
         body["file"] = {"epsilon_on_declared_bins": achieved, "classes": n_classes, "smallest_class": smallest}
-        out += [Check(f"{release.k}-anonymity on the QIs", smallest >= release.k,
+        out += [Verification(f"{release.k}-anonymity on the QIs", smallest >= release.k,
                       f"{n_classes} classes, the smallest of {smallest} rows"),
-                Check("ratio closeness", achieved <= release.epsilon_target + TOLERANCE,
+                Verification("ratio closeness", achieved <= release.epsilon_target + TOLERANCE,
                       f"epsilon on the declared bins {achieved:.4g} <= {release.epsilon_target:g}, from the file's "
                       "classes"),
-                untouched_check(back, as_written, list(release.qi))]
+                untouched_verification(back, as_written, list(release.qi))]
         return out
 
-    return publish_table(released, out, checks, body, sep=sep, escape=escape, force=force, source=source,
+    return publish_table(released, out, verifications, body, sep=sep, escape=escape, force=force, source=source,
                          protected=protected, audit=audit)

@@ -22,7 +22,7 @@ from microrelease.core.engines.engine import COUNT, ReleasePlan, concatenate
 from microrelease.core.engines.source import Source
 from microrelease.core.exceptions import Cancelled, DataError, EngineError, InvalidParameterError, OutputError
 from microrelease.core.release.cells import FORMULA, FORMULA_START, NUMBER
-from microrelease.core.validation import check_int
+from microrelease.core.validation import validate_int
 
 _FLOATS = ("FLOAT", "DOUBLE", "REAL")
 
@@ -102,7 +102,7 @@ class DuckDBEngine:
         self.memory_limit = memory_limit
         self.spill_dir = spill_dir
         # checked here: 0 would otherwise mean DuckDB's default (every core) without a word
-        self.threads = None if threads is None else check_int(threads, "threads", low=1)
+        self.threads = None if threads is None else validate_int(threads, "threads", low=1)
         # DuckDB's CSV reader takes a 32 MB buffer per file by default, which alone breaks a small
         # limit; a sixteenth of the limit (at least 4 MB: lines up to 2 MB must fit) leaves room.
         limit = _bytes(memory_limit) if memory_limit else None
@@ -337,16 +337,16 @@ class _Halting:
     def __init__(self, con, halt: threading.Event):
         self._con, self._halt = con, halt
 
-    def _check(self) -> None:
+    def _stop_if_asked(self) -> None:
         if self._halt.is_set():
             raise Cancelled("the DuckDB work was stopped")
 
     def execute(self, *args):
-        self._check()
+        self._stop_if_asked()
         return self._con.execute(*args)
 
     def sql(self, *args):
-        self._check()
+        self._stop_if_asked()
         return self._con.sql(*args)
 
     def __getattr__(self, name):

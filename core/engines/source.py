@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from microrelease.core.data.reading import check_csv, check_names, file_separator, frame_checksum
+from microrelease.core.data.reading import file_separator, frame_checksum, validate_csv, validate_names
 from microrelease.core.exceptions import DataError
 
 # Parquet column types whose text form every engine writes the same way (checked by check_types).
@@ -104,10 +104,10 @@ class Source:
 
     def file_columns(self, path: Path) -> list[str]:
         """Column names of one file: a CSV's header once the whole file has passed the reading rule
-        (:func:`~microrelease.core.data.reading.check_csv`, which every engine relies on), or a
+        (:func:`~microrelease.core.data.reading.validate_csv`, which every engine relies on), or a
         Parquet file's footer, whose names pass the same rule."""
         if self.format == "csv":
-            return list(check_csv(path, self.sep).columns)
+            return list(validate_csv(path, self.sep).columns)
         try:
             import pyarrow.parquet as pq  # heavy: pyarrow.parquet, for parquet files only
 
@@ -116,7 +116,7 @@ class Source:
             raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
         except Exception as exc:  # pyarrow's errors for a file that is not Parquet
             raise DataError(f"{path} is not a readable Parquet file: {exc}") from None
-        check_names(path, names, part="the schema")
+        validate_names(path, names, part="the schema")
         return names
 
     def columns(self) -> list[str]:
@@ -141,9 +141,9 @@ class Source:
         known from the reading rule's pass, so free once the columns were read."""
         if self.frame is not None or self.format != "csv":
             return 0
-        return sum(check_csv(path, self.sep).blank_lines for path in self.paths)
+        return sum(validate_csv(path, self.sep).blank_lines for path in self.paths)
 
-    def check_types(self, columns: Sequence[str]) -> None:
+    def validate_types(self, columns: Sequence[str]) -> None:
         """QI values must have one text form in every engine: text, integer or float columns."""
         if self.frame is not None:
             return

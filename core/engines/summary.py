@@ -156,8 +156,8 @@ def summarize(
     engine = make_engine(engine, **dict(engine_options or {}))
     schema = Schema(tuple(qi), tuple(identifiers), tuple(sensitive))
     columns = source.columns()
-    schema.check_columns(columns)
-    source.check_types(schema.quasi_identifiers)
+    schema.validate_columns(columns)
+    source.validate_types(schema.quasi_identifiers)
     resolved = resolve_hierarchies(schema, hierarchies, hierarchy_dir)
     frame = engine.frequency(source, schema.quasi_identifiers, progress=progress, should_stop=should_stop)
     if frame.num_rows == 0:

@@ -79,7 +79,7 @@ class Lattice:
     def top(self) -> Node:
         return self.heights
 
-    def check_node(self, node: Sequence[int]) -> Node:
+    def validate_node(self, node: Sequence[int]) -> Node:
         """Return ``node`` as a tuple, or raise naming the QI whose level is out of range.
 
         Parameters
@@ -115,7 +115,7 @@ class Lattice:
         int
             Its number.
         """
-        return sum(d * s for d, s in zip(self.check_node(node), self._strides, strict=True))
+        return sum(d * s for d, s in zip(self.validate_node(node), self._strides, strict=True))
 
     @cached_property
     def _strides(self) -> tuple[int, ...]:
@@ -192,7 +192,7 @@ class Lattice:
         int
             Its height.
         """
-        return sum(self.check_node(node))
+        return sum(self.validate_node(node))
 
     def successors(self, node: Sequence[int]) -> list[Node]:
         """Direct successors: one QI generalized one more level.
@@ -207,7 +207,7 @@ class Lattice:
         list of Node
             Its direct successors.
         """
-        node = self.check_node(node)
+        node = self.validate_node(node)
         return [node[:i] + (d + 1,) + node[i + 1 :] for i, d in enumerate(node) if d < self.heights[i]]
 
     def predecessors(self, node: Sequence[int]) -> list[Node]:
@@ -223,7 +223,7 @@ class Lattice:
         list of Node
             Its direct predecessors.
         """
-        node = self.check_node(node)
+        node = self.validate_node(node)
         return [node[:i] + (d - 1,) + node[i + 1 :] for i, d in enumerate(node) if d > 0]
 
     def nodes_at_height(self, height: int) -> list[Node]:

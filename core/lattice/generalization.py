@@ -18,7 +18,7 @@ import pandas as pd
 from microrelease.core.lattice.distance_vectors import Node
 from microrelease.core.lattice.frequency import FrequencySet
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.validation import check_k
+from microrelease.core.validation import validate_k
 
 if TYPE_CHECKING:  # annotations only: the dataset module builds on the lattice's
     from microrelease.core.data.dataset import Dataset
@@ -156,8 +156,8 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive_frequ
     >>> len(table.suppressed_rows), sorted(table.class_sizes.tolist())
     (0, [2, 2, 3])
     """
-    node = dataset.lattice.check_node(node)
-    k = check_k(k, dataset.n_rows)
+    node = dataset.lattice.validate_node(node)
+    k = validate_k(k, dataset.n_rows)
     freq = dataset.frequency
     sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     row_class = tuple_class[freq.row_tuple]

@@ -51,10 +51,17 @@ from microrelease.core.lattice.reference import (
     worst_figures,
 )
 from microrelease.core.lattice.release_report import decision, minimality, utility
-from microrelease.core.release import Check, Published, Verified, file_target, publish, with_formula_check
+from microrelease.core.release import (
+    Published,
+    Verification,
+    Verified,
+    file_target,
+    publish,
+    with_formula_verification,
+)
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
 from microrelease.core.release.class_risk import class_figures, population_risk
-from microrelease.core.validation import check_k, check_share
+from microrelease.core.validation import validate_k, validate_share
 
 
 @dataclass(frozen=True)
@@ -249,7 +256,7 @@ class OutputOptions:
     def __post_init__(self) -> None:
         object.__setattr__(self, "protected", tuple(self.protected))
         if self.sampling_fraction is not None:
-            object.__setattr__(self, "sampling_fraction", check_share(self.sampling_fraction, "sampling_fraction"))
+            object.__setattr__(self, "sampling_fraction", validate_share(self.sampling_fraction, "sampling_fraction"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -370,8 +377,8 @@ def write_release(
         raise InvalidParameterError(f"criteria: expected a Criteria (Criteria.of(k, ...)), got {criteria!r}",
                                     parameter="criteria")
     output = output or OutputOptions()
-    node = data.lattice.check_node(node)
-    k = check_k(criteria.k.k, data.n_rows)
+    node = data.lattice.validate_node(node)
+    k = validate_k(criteria.k.k, data.n_rows)
     if criteria.models and not isinstance(data, Dataset):
         raise InvalidParameterError("privacy models are checked in memory: pass a Dataset (engine 'pandas')")
     source = data.rows
@@ -491,7 +498,7 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
     by_class = classes.groupby(list(plan.qi), sort=False)[COUNT].sum()
     rows = int(classes[COUNT].sum())
     n = data.n_rows
-    checks = [Check("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected")]
+    verifications = [Verification("rows", rows == plan.expected_rows, f"{rows} rows read back, {plan.expected_rows} expected")]
     view = ClassView(by_class.to_numpy(),
                      value_counts=(lambda: _written_value_counts(classes, plan, sensitive)) if sensitive else None,
                      table_counts=(lambda: _reference_counts(reference if publish_reference else None, sensitive))
@@ -504,7 +511,7 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
         counted = view.value_counts if rows else np.zeros((0, len(sensitive.labels)))
         found = dict(zip(sensitive.labels, counted.sum(axis=0), strict=True))
         faults = reference_faults(reference, found, n)
-        checks.append(Check("reference distribution", not faults, "; ".join(faults) or (
+        verifications.append(Verification("reference distribution", not faults, "; ".join(faults) or (
             f"{reference['attribute']}: {len(reference['values'])} values, {reference['total']} rows (the input's), "
             "each counted at least as often as in the released file" if publish_reference else
             f"{reference['attribute']}: the input's counts (not published), each value's at least the released "
@@ -515,45 +522,45 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
             for m in wide}}}
     for criterion in (criteria.k, *criteria.class_scoped):  # each class read back, judged as the release judged it
         if not rows:
-            checks.append(Check(criterion.describe(), True, "no class released"))
+            verifications.append(Verification(criterion.describe(), True, "no class released"))
             continue
-        failing = int((~criterion.passes(view)).sum())
+        failing = int((~criterion.satisfies(view)).sum())
         smallest = int(view.sizes.min())
         detail = (f"all {len(view.sizes)} classes pass (smallest {smallest} rows)" if not failing
                   else f"{failing} of {len(view.sizes)} classes fail (smallest {smallest} rows)")
         if criterion in wide and reference_facts:  # both figures, so a reader sees which distribution is meant
             figures = reference_facts["reference_distribution"]["models"][criterion.describe()]
             detail += f"; {figures_line(figures)}"
-        checks.append(Check(criterion.describe(), failing == 0, detail))
-    checks += [
-        Check("columns", list(columns) == list(plan.columns), f"{len(columns)} columns, identifiers dropped"),
-        Check("identifiers absent", not set(columns) & set(data.schema.identifiers),
+        verifications.append(Verification(criterion.describe(), failing == 0, detail))
+    verifications += [
+        Verification("columns", list(columns) == list(plan.columns), f"{len(columns)} columns, identifiers dropped"),
+        Verification("identifiers absent", not set(columns) & set(data.schema.identifiers),
               f"none of {list(data.schema.identifiers)}"),
     ]
     if max_sup is not None:
-        checks.append(Check("MaxSup", n - rows <= max_sup, f"{n - rows} of {n} rows suppressed, MaxSup {max_sup}"))
+        verifications.append(Verification("MaxSup", n - rows <= max_sup, f"{n - rows} of {n} rows suppressed, MaxSup {max_sup}"))
     for i, q in enumerate(plan.qi):
         allowed = set(plan.level_tables[i]["label"])
         strangers = sorted(set(classes[q]) - allowed)[:3]
-        checks.append(Check(f"levels of {q}", not strangers, "every value is a label of the node's level"
+        verifications.append(Verification(f"levels of {q}", not strangers, "every value is a label of the node's level"
                             if not strangers else f"values {strangers} are not labels of the node's level"))
     for criterion in criteria.release_scoped:  # on the class sizes read back
         value = criterion.table_figure(view.sizes)
-        checks.append(Check(criterion.describe(), criterion.holds(value), f"{value:.6g} on the written file"))
+        verifications.append(Verification(criterion.describe(), criterion.satisfies_value(value), f"{value:.6g} on the written file"))
     figures = class_figures(by_class.to_numpy())
     if sampling_fraction is not None and rows:
         figures["risk"]["population"] = population_risk(by_class.to_numpy(), sampling_fraction)
     if planned is not None:
         same = figures["classes"]["histogram"] == planned
-        checks.append(Check("class sizes", same, f"{len(by_class)} classes, sized as planned" if same
+        verifications.append(Verification("class sizes", same, f"{len(by_class)} classes, sized as planned" if same
                             else "the classes read back differ from the node's released classes"))
     # The cells of the columns grouped above are counted on the groups; only the others are scanned.
     grouped = [*plan.qi, *extra]
     found = {name: counted for name in grouped if any(counted := formula_counts(classes[name], classes[COUNT]))}
     others = [c for c in columns if c not in grouped]
     found |= engine.formula_cells(written, others) if others else {}
-    verified = with_formula_check(checks, found, plan.escape, columns)
-    return Verified(verified.checks, {**verified.facts, **figures, **reference_facts})
+    verified = with_formula_verification(verifications, found, plan.escape, columns)
+    return Verified(verified.verifications, {**verified.facts, **figures, **reference_facts})
 
 
 def _reference_counts(reference: Mapping | None, sensitive) -> np.ndarray:

@@ -73,7 +73,7 @@ POLICIES: dict[str, Policy] = {
 }
 
 
-def check_policy(name: str) -> Policy:
+def validate_policy(name: str) -> Policy:
     if name not in POLICIES:
         raise InvalidParameterError(f"The 'policy' parameter must be one of {sorted(POLICIES)}. Got {name!r} instead.",
                                     parameter="policy")
@@ -98,7 +98,7 @@ def prefer(
     policy: str, lattice: Lattice, stats: ClassStats, candidates: np.ndarray, weights: Mapping[str, float] | None = None
 ) -> int:
     """Index of the preferred node among ``candidates`` (node numbers), with the documented tie-break."""
-    chosen = check_policy(policy)
+    chosen = validate_policy(policy)
     candidates = np.asarray(candidates, dtype=np.int64)
     if len(candidates) == 0:
         raise InvalidParameterError("no candidate node to choose from")

@@ -33,7 +33,7 @@ from microrelease.core.lattice.quality_profile import (
     node_quality_arrays,
     node_tables,
 )
-from microrelease.core.validation import check_int
+from microrelease.core.validation import validate_int
 
 if TYPE_CHECKING:
     from microrelease.core.lattice.quality_profile import Quality
@@ -399,8 +399,8 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
     ``with_start``: ``inner`` also gets the levels of the other QIs (the chunk's start node), for
     kernels that read a class's codes at their levels.
     """
-    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
-    check_int(memory_budget, "memory_budget", low=0)
+    workers = max(1, min(2, os.cpu_count() or 1)) if workers is None else validate_int(workers, "workers", low=1)
+    validate_int(memory_budget, "memory_budget", low=0)
     shifts, masks, parent_flat, parent_off = spec
     shape = lattice.shape
     p = _choose_split(shape)

@@ -1,5 +1,5 @@
 """A t-closeness release re-checked from its report and its file, and from the input for the one
-who holds it (:func:`check_against_report`).
+who holds it (:func:`verify_against_report`).
 
 It is a consistency check of the file against its report, not a proof: the file must be the one
 the report names (its rows and SHA-256), the report's fields well formed, its stated figures those
@@ -35,7 +35,7 @@ UNCHECKED = ("the report does not publish the input's counts: the worst class ag
 
 
 @dataclass(frozen=True)
-class ReferenceCheck:
+class ReferenceVerification:
     """A released file re-checked against its report: each class's EMD (classes in ``classes``
     order, by their QI values) to the input's distribution (``distances``; None with ``unchecked``
     saying why when neither the report's counts nor the input were at hand) and to the file's own
@@ -48,18 +48,18 @@ class ReferenceCheck:
     classes: tuple[tuple[str, ...], ...]
     distances: tuple[float, ...] | None
     worst: float | None
-    passes: bool | None
+    satisfies: bool | None
     file_distances: tuple[float, ...]
     file_worst: float
-    file_passes: bool
+    file_satisfies: bool
     file_failing: int
     reference: str
     unchecked: str = ""
 
 
-def check_against_report(report_path: str | Path, data_path: str | Path | None = None, *,
+def verify_against_report(report_path: str | Path, data_path: str | Path | None = None, *,
                          input: str | Path | None = None, sep: str | None = None, input_sep: str | None = None,
-                         hierarchy: Hierarchy | str | Path | None = None) -> ReferenceCheck:
+                         hierarchy: Hierarchy | str | Path | None = None) -> ReferenceVerification:
     """Re-check a released file's t-closeness from its report: the classes (rows sharing their QI
     values) counted on the file at ``data_path`` (by default the file the report names, beside it),
     measured against the input's distribution (the report's counts when published; counted from
@@ -117,7 +117,7 @@ def check_against_report(report_path: str | Path, data_path: str | Path | None =
     _stated_figures(section, model, len(counts), own, against)
     limit = model.t + TOLERANCE
     keys = tuple(k if isinstance(k, tuple) else (k,) for k in grid.index)
-    return ReferenceCheck(
+    return ReferenceVerification(
         model.describe(), attribute, model.t, keys,
         None if against is None else tuple(map(float, against)),
         None if against is None else float(against.max(initial=0.0)),

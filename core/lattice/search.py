@@ -28,9 +28,9 @@ from microrelease.core.criteria.criterion import monotone
 from microrelease.core.exceptions import NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics
-from microrelease.core.lattice.policies import check_policy, prefer
+from microrelease.core.lattice.policies import prefer, validate_policy
 from microrelease.core.lattice.profile import ClassStats, LatticeProfile
-from microrelease.core.validation import check_k, parse_max_sup
+from microrelease.core.validation import parse_max_sup, validate_k
 
 
 @dataclass(frozen=True)
@@ -315,7 +315,7 @@ class Answer:
         NoSolutionError
             If no node satisfies (k, MaxSup).
         """
-        scope = among or check_policy(policy).among
+        scope = among or validate_policy(policy).among
         candidates = self.k_minimal_indices if scope == "k-minimal" else np.flatnonzero(self.satisfying)
         if len(candidates) == 0:
             top = self.lattice.size - 1
@@ -342,7 +342,7 @@ class Answer:
             Its score.
         """
         i = node if isinstance(node, int | np.integer) else self.lattice.index(node)
-        return float(check_policy(policy).score(self.lattice, self.stats, np.array([i]), None)[0])
+        return float(validate_policy(policy).score(self.lattice, self.stats, np.array([i]), None)[0])
 
 
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
@@ -377,12 +377,12 @@ def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple =
     >>> answer.find_vector().vector
     (1, 1, 2)
     """
-    k = check_k(k, profile.n_rows)
+    k = validate_k(k, profile.n_rows)
     max_sup = parse_max_sup(max_sup, profile.n_rows)
     stats = profile.stats(k)
     satisfying = stats.suppressed <= max_sup
     for criterion in criteria:
-        satisfying = satisfying & criterion.satisfied(profile, k)
+        satisfying = satisfying & criterion.satisfies(profile, k)
     src, tgt = profile.lattice.edges
     if not monotone((*profile.models, *criteria), max_sup):
         # A criterion not monotone here (entropy or recursive l-diversity, t-closeness, with suppression:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.micro.microaggregation import Standardizer, numeric_matrix
-from microrelease.core.validation import check_rng
+from microrelease.core.validation import validate_rng
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def record_linkage(
     scale = Standardizer.fit(x, qi)
     z, z_released = scale(x), scale(y)
     n = len(z)
-    generator = check_rng(rng)
+    generator = validate_rng(rng)
     attacked = np.arange(n) if sample is None or sample >= n else np.sort(generator.choice(n, sample, replace=False))
     conf_true = original[confidential].to_numpy() if confidential else None
     conf_released = released[confidential].to_numpy() if confidential else None

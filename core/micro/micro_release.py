@@ -21,28 +21,33 @@ from microrelease.core.lattice.node_release import check_k_anonymity
 from microrelease.core.micro.linkage import record_linkage
 from microrelease.core.micro.micro_loss import information_loss
 from microrelease.core.micro.microaggregation import Microaggregation
-from microrelease.core.release import Check, Published
+from microrelease.core.release import Published, Verification
 from microrelease.core.release.cells import escape_formulas
-from microrelease.core.release.table import input_name, publish_table, shape_checks, untouched_check
+from microrelease.core.release.table import (
+    input_name,
+    publish_table,
+    shape_verifications,
+    untouched_verification,
+)
 
 
 def _verify(result: Microaggregation, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
-            identifiers: Sequence[str]) -> list[Check]:
+            identifiers: Sequence[str]) -> list[Verification]:
     changed = set(result.confidential) if result.method == "ir-swap" else set(result.qi)
-    checks = shape_checks(back, expected, identifiers)
-    if not all(c.passed for c in checks):
-        return checks
+    verifications = shape_verifications(back, expected, identifiers)
+    if not all(c.passed for c in verifications):
+        return verifications
     if result.method == "mdav-id":
         check = check_k_anonymity(back, result.qi, result.k)
         smallest = int(check.smallest_classes["size"].iloc[0]) if check.n_classes else 0
-        checks.append(Check(f"{result.k}-anonymous QIs", check.is_k_anonymous, f"smallest QI class {smallest}"))
+        verifications.append(Verification(f"{result.k}-anonymous QIs", check.is_k_anonymous, f"smallest QI class {smallest}"))
     else:
         for name in sorted(changed):
             same = np.array_equal(np.sort(pd.to_numeric(back[name]).to_numpy(dtype=float)),
                                   np.sort(original[name].to_numpy(dtype=float)))
-            checks.append(Check(f"{name} holds its original values", same, "as a multiset"))
-    checks.append(untouched_check(back, original, sorted(changed)))
-    return checks
+            verifications.append(Verification(f"{name} holds its original values", same, "as a multiset"))
+    verifications.append(untouched_verification(back, original, sorted(changed)))
+    return verifications
 
 
 def write_microaggregation(

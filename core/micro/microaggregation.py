@@ -45,7 +45,7 @@ import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.micro.mdav_numpy import mdav as mdav_numpy
-from microrelease.core.validation import check_int, check_k, check_rng
+from microrelease.core.validation import validate_int, validate_k, validate_rng
 
 METHODS: dict[str, str] = {
     "mdav-id": "MDAV groups; QIs replaced by the group centroid (k-anonymity)",
@@ -112,7 +112,7 @@ def mdav_groups(z: np.ndarray, k: int, *, strategy: str = "numba", progress=None
     oracle in the tests). ``progress`` is called by the numpy strategy only.
     """
     n = len(z)
-    k = check_k(k, n)
+    k = validate_k(k, n)
     if strategy == "numba":
         from microrelease.core.micro.mdav_kernels import mdav  # numba: compiled on first use
 
@@ -140,7 +140,7 @@ def consecutive_groups(order: np.ndarray, k: int) -> np.ndarray:
 def ranking_groups(values: np.ndarray, k: int) -> np.ndarray:
     """Individual ranking: sort by value (ties by input order), consecutive groups of k, the last
     short group joined to the one before it. Returns the group number of every row."""
-    k = check_k(k, len(values))
+    k = validate_k(k, len(values))
     return consecutive_groups(np.argsort(values, kind="stable"), k)
 
 
@@ -280,8 +280,8 @@ def microaggregate(
     unknown = [c for c in identifiers if c not in table.columns]
     if unknown:
         raise DataError(f"unknown identifier column(s) {unknown}")
-    k = check_k(k, len(table))
-    generator = check_rng(rng)
+    k = validate_k(k, len(table))
+    generator = validate_rng(rng)
     seed = rng if isinstance(rng, int) else None
     released = table.drop(columns=list(identifiers)).reset_index(drop=True).copy()
     original = table.reset_index(drop=True)
@@ -298,7 +298,7 @@ def microaggregate(
         groups, ks = {}, {}
         for j, name in enumerate(confidential):
             own = (k_per_attribute or {}).get(name)
-            ks[name] = check_k(k, len(table)) if own is None else check_int(
+            ks[name] = validate_k(k, len(table)) if own is None else validate_int(
                 own, f"k_per_attribute[{name!r}]", low=1, high=len(table), high_means="the number of rows")
             groups[name] = ranking_groups(x[:, j], ks[name])
             perm = permute_within(groups[name], generator)

@@ -74,7 +74,7 @@ class LDiversity(PrivacyModel):
     def kernel_code(self) -> KernelCode:
         return KernelCode(self.kind, **{f.name: float(getattr(self, f.name)) for f in fields(self)})
 
-    def check(self, n_values: int, attribute: str):
+    def validate(self, n_values: int, attribute: str):
         if not self.l >= 1:
             raise self.invalid(f"The 'l' parameter must be at least 1. Got {self.l!r} instead.")
         if self.l > n_values:
@@ -85,7 +85,7 @@ class LDiversity(PrivacyModel):
     def needs(self) -> frozenset[Statistic]:
         return frozenset({Statistic.VALUE_COUNTS})
 
-    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def satisfies_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) >= self.l
 
 
@@ -138,7 +138,7 @@ class EntropyLDiversity(LDiversity):
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return np.exp(entropy(counts))  # the class's "effective l"
 
-    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def satisfies_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return entropy(counts) >= np.log(self.l) - TOLERANCE
 
     def describe(self) -> str:
@@ -167,8 +167,8 @@ class RecursiveCLDiversity(LDiversity):
     kind: ClassVar[int] = 2
     field_types: ClassVar[tuple[type, ...]] = (float, int)
 
-    def check(self, n_values: int, attribute: str):
-        super().check(n_values, attribute)
+    def validate(self, n_values: int, attribute: str):
+        super().validate(n_values, attribute)
         if not self.c > 0:
             raise self.invalid(f"The 'c' parameter must be positive. Got {self.c!r} instead.")
         return self
@@ -180,7 +180,7 @@ class RecursiveCLDiversity(LDiversity):
         with np.errstate(divide="ignore"):
             return np.where(tail > 0, ranked[:, 0] / np.where(tail > 0, tail, 1), np.inf)
 
-    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def satisfies_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) < self.c
 
     def describe(self) -> str:

@@ -107,14 +107,14 @@ def build_model_profile(
     LatticeProfile
         The profile, classes failing a model counted as to be suppressed.
     """
-    models = tuple(m.bind(sensitive_frequency).check(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
+    models = tuple(m.bind(sensitive_frequency).validate(len(sensitive_frequency.labels), repr(sensitive_frequency.attribute)) for m in models)
     if strategy not in MODEL_STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {MODEL_STRATEGIES}. Got {strategy!r}.",
                                     parameter="strategy")
     if k_map is not None:
         if not isinstance(k_map, KMap):
             raise InvalidParameterError(f"k_map must be a KMap bound to a population, got {k_map!r}", parameter="k_map")
-        k_map = k_map.check()
+        k_map = k_map.validate()
     lattice = dataset.lattice
     table = sensitive_frequency.table_counts
     hierarchies, codes, counts = _joined(dataset, sensitive_frequency, k_map)
@@ -257,7 +257,7 @@ def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node
     pandas.DataFrame
         One row per class of the node, with each model's figure and verdict.
     """
-    node = dataset.lattice.check_node(node)
+    node = dataset.lattice.validate_node(node)
     freq = dataset.frequency
     sizes, tuple_class = class_sizes(freq, dataset.hierarchies, node)
     row_class = tuple_class[freq.row_tuple]
@@ -272,7 +272,7 @@ def explain_node(dataset: Dataset, sensitive_frequency: SensitiveFrequency, node
     failing: list[list[str]] = [[] for _ in sizes]
     for model in models:
         frame[model.describe()] = np.round(model.statistic(counts, sensitive_frequency.table_counts), 4)
-        for i in np.flatnonzero(~model.passes_counts(counts, sensitive_frequency.table_counts)):
+        for i in np.flatnonzero(~model.satisfies_counts(counts, sensitive_frequency.table_counts)):
             failing[i].append(model.describe())
     for i in np.flatnonzero(sizes < k):
         failing[i].append(f"smaller than k={k}")

@@ -59,7 +59,7 @@ def model_profile(lattice, hierarchies, root_codes: np.ndarray, root_counts: np.
         ok = np.ones(len(sizes), dtype=bool)
         by_model = np.zeros((len(models) + (1 if k_map > 0 else 0), 1), dtype=np.int64)
         for j, m in enumerate(models):
-            passes = m.passes_counts(counts, table)
+            passes = m.satisfies_counts(counts, table)
             by_model[j, 0] = sizes[~passes].sum()
             ok &= passes
         if k_map > 0:

@@ -80,7 +80,7 @@ class PrivacyModel(ABC):
         """This model as text: ``from_spec(model.spec()) == model``."""
 
     @abstractmethod
-    def check(self, n_values: int, attribute: str) -> Self:
+    def validate(self, n_values: int, attribute: str) -> Self:
         """This model, if its parameters fit a sensitive attribute of ``n_values`` distinct values
         (named ``attribute`` in messages); else :class:`InvalidParameterError`."""
 
@@ -93,12 +93,12 @@ class PrivacyModel(ABC):
         """The figure each class is judged on (shown when a node is explained)."""
 
     @abstractmethod
-    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def satisfies_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         """Whether each class satisfies the model (bool per row of ``counts``)."""
 
-    def passes(self, classes: ClassView) -> np.ndarray:
+    def satisfies(self, classes: ClassView) -> np.ndarray:
         """The criterion protocol's check (:mod:`~microrelease.core.criteria.criterion`)."""
-        return self.passes_counts(classes.value_counts, classes.table_counts)
+        return self.satisfies_counts(classes.value_counts, classes.table_counts)
 
     @abstractmethod
     def describe(self) -> str:

@@ -75,7 +75,7 @@ class SensitiveFrequency:
         counts = self.class_counts(row_class, n_classes)
         ok = np.ones(n_classes, dtype=bool)
         for model in models:
-            ok &= model.passes_counts(counts, self.table_counts)
+            ok &= model.satisfies_counts(counts, self.table_counts)
         return ok
 
 
@@ -208,5 +208,5 @@ def prepare_models(
     if isinstance(hierarchy, str | Path):
         hierarchy = read_arx(hierarchy, attribute)
     frequency = sensitive_frequency(dataset, attribute, hierarchy)
-    return PreparedModels(frequency, tuple(m.bind(frequency).check(len(frequency.labels), repr(attribute))
+    return PreparedModels(frequency, tuple(m.bind(frequency).validate(len(frequency.labels), repr(attribute))
                                            for m in models))

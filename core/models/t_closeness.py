@@ -123,7 +123,7 @@ class TCloseness(PrivacyModel):
     def spec(self) -> str:
         return f"{self.t!r}:{self.ground}"
 
-    def check(self, n_values: int, attribute: str):
+    def validate(self, n_values: int, attribute: str):
         if not 0 < self.t <= 1:
             raise self.invalid(f"The 't' parameter must be in (0, 1]. Got {self.t!r} instead.")
         if self.ground not in GROUNDS:
@@ -160,7 +160,7 @@ class TCloseness(PrivacyModel):
         assert self.hierarchy is not None  # the hierarchical ground is bound (check refuses it without)
         return emd_hierarchical(p, q, self.hierarchy, np.asarray(self.order, dtype=np.int64))
 
-    def passes_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
+    def satisfies_counts(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
         return self.statistic(counts, table) <= self.t + TOLERANCE
 
     def describe(self) -> str:

@@ -3,8 +3,13 @@ that keep a user's files safe (:mod:`.target`), what every released table goes t
 row order, spreadsheet formula cells: :mod:`.cells`), and the page a person reads beside the JSON
 report (:mod:`.report_html`, built with :mod:`.html`; the risk figures from :mod:`.class_risk`)."""
 
-from microrelease.core.release.cells import escape_formulas, formula_cells, shuffled, with_formula_check
-from microrelease.core.release.publishing import Check, Published, Verified, publish
+from microrelease.core.release.cells import (
+    escape_formulas,
+    formula_cells,
+    shuffled,
+    with_formula_verification,
+)
+from microrelease.core.release.publishing import Published, Verification, Verified, publish
 from microrelease.core.release.target import (
     Target,
     audit_path,
@@ -15,5 +20,5 @@ from microrelease.core.release.target import (
     report_path,
 )
 
-__all__ = ["Check", "Published", "Target", "Verified", "audit_path", "escape_formulas", "file_target", "folder_target",
-           "formula_cells", "html_path", "previous_release", "publish", "report_path", "shuffled", "with_formula_check"]
+__all__ = ["Verification", "Published", "Target", "Verified", "audit_path", "escape_formulas", "file_target", "folder_target",
+           "formula_cells", "html_path", "previous_release", "publish", "report_path", "shuffled", "with_formula_verification"]

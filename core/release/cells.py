@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.release.publishing import Check, Verified
+from microrelease.core.release.publishing import Verification, Verified
 
 FORMULA_START = "=+-@\t\r"
 # A cell that starts like a formula but is a number ("-5", "+1.5e3") is data, not a formula.
@@ -152,14 +152,14 @@ def refuse_formula_headers(columns) -> None:
                                     "before releasing with escaped formulas")
 
 
-def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: bool, columns=()):
-    """``checks`` plus the formula-cell check, and the report's entry (cells per column, and header
+def with_formula_verification(verifications: list, found: dict[str, tuple[int, int]], escape: bool, columns=()):
+    """``verifications`` plus the formula-cell verification, and the report's entry (cells per column, and header
     cells among ``columns``).
 
     Parameters
     ----------
-    checks : list
-        The checks so far.
+    verifications : list
+        The verifications so far.
     found : dict of str to (int, int)
         What :func:`formula_cells` found.
     escape : bool
@@ -176,8 +176,8 @@ def with_formula_check(checks: list, found: dict[str, tuple[int, int]], escape: 
     found = {**found, **{f"<header> {h}": (1, 0) for h in headers}}
     unescaped = sum(u for u, _ in found.values())
     escaped = sum(e for _, e in found.values())
-    check = Check("formula cells escaped" if escape else "formula cells counted", not (escape and unescaped),
+    check = Verification("formula cells escaped" if escape else "formula cells counted", not (escape and unescaped),
                   f"{unescaped} cells a spreadsheet would run as formulas" + (f", {escaped} escaped" if escape else ""))
     facts = {"formula_cells": {"escape_formulas": escape, "unescaped": unescaped, "escaped": escaped,
                                "by_column": {c: {"unescaped": u, "escaped": e} for c, (u, e) in found.items()}}}
-    return Verified((*checks, check), facts)
+    return Verified((*verifications, check), facts)

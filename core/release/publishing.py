@@ -40,11 +40,11 @@ from pathlib import Path
 from microrelease.core.data.reading import file_checksum
 from microrelease.core.exceptions import Cancelled, OutputError, VerificationError
 from microrelease.core.release.report_html import render_report
-from microrelease.core.release.target import TOOL, Target, audit_mac, check_target
+from microrelease.core.release.target import TOOL, Target, audit_mac, validate_target
 
 
 @dataclass(frozen=True)
-class Check:
+class Verification:
     """One claim of a release, checked on the written file.
 
     Parameters
@@ -72,15 +72,15 @@ class Verified:
 
     Parameters
     ----------
-    checks : tuple of Check
-        The checks made.
+    verifications : tuple of Verification
+        The verifications made.
     facts : dict, optional
         Facts for the report.
     audit : dict, optional
         Facts for the data steward's audit.
     """
 
-    checks: tuple[Check, ...]
+    verifications: tuple[Verification, ...]
     facts: dict = field(default_factory=dict)
     audit: dict = field(default_factory=dict)
 
@@ -161,7 +161,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
     made: list[Path] = []  # what this call created, and only that, is removed on the way out
     lock = _take_lock(target, made)
     try:
-        check_target(target)
+        validate_target(target)
         if audit is None and target.audit.exists():
             raise OutputError(f"{target.audit} belongs to the release this one would replace, and this release has no "
                               "audit: remove it yourself or choose another output (nothing was written)")
@@ -172,7 +172,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         _io(target, lambda: write(temp))
         _stop(should_stop)
         verified = verify(temp)
-        checks = list(verified.checks)
+        checks = list(verified.verifications)
         failed = [c for c in checks if not c.passed]
         if failed:
             raise VerificationError(f"release {target.path} failed its re-check on the written file: "

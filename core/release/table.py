@@ -15,17 +15,17 @@ from microrelease.core.release.cells import (
     formula_cells,
     refuse_formula_headers,
     shuffled,
-    with_formula_check,
+    with_formula_verification,
 )
-from microrelease.core.release.publishing import Check, Published, publish
+from microrelease.core.release.publishing import Published, Verification, publish
 from microrelease.core.release.target import file_target
 
 # (table read back, the input's rows as the file should hold them: formula cells escaped if asked)
 # -> the method's own checks on the written file
-TableChecks = Callable[[pd.DataFrame, pd.DataFrame], Sequence[Check]]
+TableVerifications = Callable[[pd.DataFrame, pd.DataFrame], Sequence[Verification]]
 
 
-def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, body: Mapping, *, sep: str = ",",
+def publish_table(released: pd.DataFrame, out: str | Path, verifications: TableVerifications, body: Mapping, *, sep: str = ",",
                   escape: bool = False, force: bool = False, source: str = "<DataFrame>",
                   protected: Sequence[str | Path] = (), audit: Mapping | None = None) -> Published:
     """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
@@ -46,7 +46,7 @@ def publish_table(released: pd.DataFrame, out: str | Path, checks: TableChecks, 
 
     def verify(paths):
         back = pd.read_csv(paths[name], sep=sep, dtype=str, keep_default_na=False)
-        return with_formula_check(list(checks(back, released)), formula_cells(back), escape, back.columns)
+        return with_formula_verification(list(verifications(back, released)), formula_cells(back), escape, back.columns)
 
     return publish(target, write, verify, body, audit=audit)
 
@@ -74,17 +74,17 @@ def write_csv(table: pd.DataFrame, path: Path, sep: str = ",") -> None:
 _holds_cr = np.frompyfunc(lambda v: isinstance(v, str) and "\r" in v, 1, 1)
 
 
-def shape_checks(back: pd.DataFrame, expected: pd.DataFrame, identifiers: Sequence[str]) -> list[Check]:
+def shape_verifications(back: pd.DataFrame, expected: pd.DataFrame, identifiers: Sequence[str]) -> list[Verification]:
     """What every in-memory release checks first on its file: rows, columns, no identifier column."""
-    return [Check("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
-            Check("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns"),
-            Check("identifiers absent", not set(back.columns) & set(identifiers), f"none of {list(identifiers)}")]
+    return [Verification("rows", len(back) == len(expected), f"{len(back)} rows read back, {len(expected)} expected"),
+            Verification("columns", list(back.columns) == list(expected.columns), f"{len(back.columns)} columns"),
+            Verification("identifiers absent", not set(back.columns) & set(identifiers), f"none of {list(identifiers)}")]
 
 
-def untouched_check(back: pd.DataFrame, original: pd.DataFrame, changed: Sequence[str]) -> Check:
+def untouched_verification(back: pd.DataFrame, original: pd.DataFrame, changed: Sequence[str]) -> Verification:
     """The columns a method does not change hold the input's rows (in another order)."""
     untouched = [c for c in back.columns if c not in set(changed)]
-    return Check("other columns unchanged", same_rows(back, original, untouched),
+    return Verification("other columns unchanged", same_rows(back, original, untouched),
                  f"{len(untouched)} columns hold the input's rows (in another order)")
 
 

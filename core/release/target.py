@@ -217,7 +217,7 @@ def file_target(out: str | Path, *, protected: Iterable[str | Path] = (), force:
     path = _resolved(out)
     if path.name.endswith(tuple(BESIDE.values())) or path.name in IN_FOLDER.values():
         raise OutputError(f"{out}: a release's data file cannot be named like a report (nothing was written)")
-    return check_target(Target(path, "file", (path.name,), force, tuple(_real(p) for p in protected)))
+    return validate_target(Target(path, "file", (path.name,), force, tuple(_real(p) for p in protected)))
 
 
 def folder_target(out: str | Path, names: Sequence[str], *, protected: Iterable[str | Path] = (),
@@ -241,10 +241,10 @@ def folder_target(out: str | Path, names: Sequence[str], *, protected: Iterable[
         The checked target.
     """
     path = _resolved(out)
-    return check_target(Target(path, "folder", tuple(names), force, tuple(_real(p) for p in protected)))
+    return validate_target(Target(path, "folder", tuple(names), force, tuple(_real(p) for p in protected)))
 
 
-def check_target(target: Target) -> Target:
+def validate_target(target: Target) -> Target:
     """``target`` if writing there destroys nothing of the user's; else OutputError naming the path.
     Checked when the target is chosen, and again under the lock just before writing."""
     _refuse_protected(target)

@@ -92,10 +92,10 @@ class AverageRisk:
         """The figure of one released table, from its class sizes."""
         return table_risk(sizes, threshold=1.0).average
 
-    def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:
+    def satisfies(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.limit + TOLERANCE
 
-    def holds(self, value: float) -> bool:
+    def satisfies_value(self, value: float) -> bool:
         return bool(value <= self.limit + TOLERANCE)
 
 
@@ -148,10 +148,10 @@ class RecordsAtRisk:
     def table_figure(self, sizes: np.ndarray) -> float:
         return table_risk(sizes, threshold=self.threshold).records_at_risk
 
-    def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:
+    def satisfies(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.share + TOLERANCE
 
-    def holds(self, value: float) -> bool:
+    def satisfies_value(self, value: float) -> bool:
         return bool(value <= self.share + TOLERANCE)
 
 
@@ -223,8 +223,8 @@ class PopulationUniqueness:
                                  strategy=self.strategy)
         return float(est.share[0]) if est.converged[0] else 1.0
 
-    def satisfied(self, profile: LatticeProfile, k: int) -> np.ndarray:
+    def satisfies(self, profile: LatticeProfile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.limit + TOLERANCE
 
-    def holds(self, value: float) -> bool:
+    def satisfies_value(self, value: float) -> bool:
         return bool(value <= self.limit + TOLERANCE)

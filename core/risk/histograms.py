@@ -19,7 +19,7 @@ from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.risk.special_functions import lgamma, lgamma_one
 
 
-def check_histograms(offsets, sizes, counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def validate_histograms(offsets, sizes, counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``offsets``, ``sizes`` and ``counts`` as int64 arrays, validated (errors name the parameter)."""
     offsets, sizes, counts = (np.asarray(a) for a in (offsets, sizes, counts))
     for name, arr in (("offsets", offsets), ("sizes", sizes), ("counts", counts)):
@@ -47,7 +47,7 @@ class NodeHistograms:
     :func:`node_totals`."""
 
     def __init__(self, offsets, sizes, counts):
-        offsets, sizes, counts = check_histograms(offsets, sizes, counts)
+        offsets, sizes, counts = validate_histograms(offsets, sizes, counts)
         self.nodes = len(offsets) - 1
         self.node = np.repeat(np.arange(self.nodes), np.diff(offsets))
         self.sizes, self.counts = sizes.astype(float), counts.astype(float)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
-from microrelease.core.validation import check_sampling_fraction
+from microrelease.core.validation import validate_sampling_fraction
 
 _SERIES_BELOW = 1e-4  # 1 - p below this: Taylor series in q = 1 - p, where the closed forms cancel
 
@@ -62,12 +62,12 @@ def individual_risk(frequency, weight_sum=None, *, sampling_fraction: float | No
     InvalidParameterError
         If a frequency, weight or fraction is out of range.
     """
-    f = _check_frequency(frequency)
+    f = _validate_frequency(frequency)
     if (weight_sum is None) == (sampling_fraction is None):
         raise InvalidParameterError("Give exactly one of 'weight_sum' and 'sampling_fraction'.",
                                     parameter="weight_sum")
     if sampling_fraction is not None:
-        p = np.full(f.shape, check_sampling_fraction(sampling_fraction))
+        p = np.full(f.shape, validate_sampling_fraction(sampling_fraction))
         q = 1 - p
     else:
         F = np.asarray(weight_sum, dtype=float)
@@ -143,8 +143,8 @@ def reidentifications_by_node(offsets, sizes, counts, sampling_fraction: float) 
         The expected re-identifications of every node.
     """
     offsets, sizes, counts = np.asarray(offsets), np.asarray(sizes), np.asarray(counts)
-    fraction = check_sampling_fraction(sampling_fraction)
-    _check_frequency(sizes, "sizes")
+    fraction = validate_sampling_fraction(sampling_fraction)
+    _validate_frequency(sizes, "sizes")
     top = int(sizes.max()) if sizes.size else 0
     per_size = benedetti_franconi(np.arange(1, top + 1), fraction, 1 - fraction)  # one value per class size
     per_pair = sizes * counts * per_size[sizes.astype(np.int64) - 1]
@@ -152,7 +152,7 @@ def reidentifications_by_node(offsets, sizes, counts, sampling_fraction: float) 
     return np.bincount(node, weights=per_pair, minlength=len(offsets) - 1)
 
 
-def _check_frequency(frequency, name="frequency") -> np.ndarray:
+def _validate_frequency(frequency, name="frequency") -> np.ndarray:
     f = np.asarray(frequency)
     if f.size and (not np.issubdtype(f.dtype, np.number) or not np.all(np.isfinite(f))
                    or not np.all(f == np.floor(f)) or f.min() < 1):

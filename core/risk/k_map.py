@@ -140,7 +140,7 @@ def code_population(table: pd.DataFrame, sample: FrequencySource, *, source: str
     radices = [h.level_size(0) for h in hierarchies]
     pop_codes, pop_counts = merge_classes(codes, np.ones(len(codes), dtype=np.int64), radices)
     population = Population(tuple(hierarchies), pop_codes, pop_counts.astype(np.int64), len(table), source)
-    _check_contains(population, sample)
+    _validate_contains(population, sample)
     return population
 
 
@@ -156,7 +156,7 @@ def _joined(population: Population, sample: FrequencySource) -> tuple[np.ndarray
     return merge_classes(codes, counts, [h.level_size(0) for h in population.hierarchies])
 
 
-def _check_contains(population: Population, sample: FrequencySource) -> None:
+def _validate_contains(population: Population, sample: FrequencySource) -> None:
     codes, counts = _joined(population, sample)
     short = np.flatnonzero(counts[:, 0] > counts[:, 1])
     if len(short):
@@ -211,7 +211,7 @@ class KMap:
         """This criterion against ``population``."""
         return KMap(self.k, population)
 
-    def check(self) -> KMap:
+    def validate(self) -> KMap:
         """This model, if some class could pass it: K at most the population's rows (else every class
         fails, which a front end says as such rather than as a suppression count)."""
         if self.population is None:
@@ -227,7 +227,7 @@ class KMap:
     def needs(self) -> frozenset[Statistic]:
         return frozenset({Statistic.POPULATION_SIZE})
 
-    def passes(self, classes: ClassView) -> np.ndarray:
+    def satisfies(self, classes: ClassView) -> np.ndarray:
         """Whether each class (given its population size F) is kept."""
         return np.asarray(classes.population_sizes) >= self.k
 

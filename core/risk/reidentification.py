@@ -39,7 +39,7 @@ import pandas as pd
 
 from microrelease.core.exceptions import DataError, InvalidParameterError
 from microrelease.core.lattice.profile import LatticeProfile
-from microrelease.core.validation import check_k, check_sampling_fraction, check_share
+from microrelease.core.validation import validate_k, validate_sampling_fraction, validate_share
 
 FIGURES = ("highest", "average", "records_at_risk", "journalist_highest", "journalist_average",
            "journalist_records_at_risk", "marketer")
@@ -83,7 +83,7 @@ class Risk:
     threshold: float
 
 
-def _check_sizes(sizes: object) -> np.ndarray:
+def _validate_sizes(sizes: object) -> np.ndarray:
     arr = np.asarray(sizes)
     if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
         raise InvalidParameterError(f"The 'sizes' parameter must be a 1-D sequence of integer class sizes. "
@@ -97,7 +97,7 @@ def _check_sizes(sizes: object) -> np.ndarray:
     return arr
 
 
-def _check_population(population: object, sizes: np.ndarray) -> np.ndarray:
+def _validate_population(population: object, sizes: np.ndarray) -> np.ndarray:
     arr = np.asarray(population, dtype=float)
     if arr.shape != sizes.shape:
         raise InvalidParameterError(f"The 'population_sizes' parameter must give one size per class of 'sizes' "
@@ -148,15 +148,15 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
         A threshold or fraction outside (0, 1], a class size below 1, a population class smaller
         than its sample class, or both population parameters.
     """
-    threshold = check_share(threshold, "threshold")
-    f = _check_sizes(sizes)
+    threshold = validate_share(threshold, "threshold")
+    f = _validate_sizes(sizes)
     if sampling_fraction is not None and population_sizes is not None:
         raise InvalidParameterError("Give either 'sampling_fraction' or 'population_sizes', not both.",
                                     parameter="population_sizes")
     if population_sizes is not None:
-        big_f = _check_population(population_sizes, f)
+        big_f = _validate_population(population_sizes, f)
     elif sampling_fraction is not None:
-        big_f = f / check_sampling_fraction(sampling_fraction)
+        big_f = f / validate_sampling_fraction(sampling_fraction)
     else:
         big_f = f.astype(float)
     n = int(f.sum())
@@ -278,10 +278,10 @@ def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
     dict of str to numpy.ndarray
         Each figure of :class:`Risk`, per node.
     """
-    k = check_k(k, profile.n_rows)
-    threshold = check_share(threshold, "threshold")
+    k = validate_k(k, profile.n_rows)
+    threshold = validate_share(threshold, "threshold")
     if sampling_fraction is not None:
-        sampling_fraction = check_sampling_fraction(sampling_fraction)
+        sampling_fraction = validate_sampling_fraction(sampling_fraction)
     n_rows = profile.n_rows
     stats = profile.stats(k)
     released = n_rows - stats.suppressed

@@ -44,17 +44,17 @@ import numpy as np
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.risk.histograms import (
     NodeHistograms,
-    check_histograms,
     draw_one_ratio,
     draw_one_table,
     node_totals,
     power_tables,
     snb_classes,
+    validate_histograms,
     zayatz_sums,
 )
 from microrelease.core.risk.pitman import fit_pitman, fit_pitman_compiled
 from microrelease.core.risk.uniqueness_kernels import snb_solve
-from microrelease.core.validation import check_sampling_fraction
+from microrelease.core.validation import validate_sampling_fraction
 
 MODELS = ("pitman", "zayatz", "snb", "dankar")
 STRATEGIES = ("numba", "numpy")
@@ -177,9 +177,9 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
-    fraction = check_sampling_fraction(sampling_fraction)
+    fraction = validate_sampling_fraction(sampling_fraction)
     if strategy == "numba":
-        offsets, sizes, counts = check_histograms(offsets, sizes, counts)
+        offsets, sizes, counts = validate_histograms(offsets, sizes, counts)
         c1, n, estimate = _compiled(offsets, sizes, counts, fraction)
     else:
         h = NodeHistograms(offsets, sizes, counts)

@@ -17,7 +17,7 @@ import numpy as np
 from microrelease.core.exceptions import InvalidParameterError, NoSolutionError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.metrics import node_metrics
-from microrelease.core.lattice.policies import check_policy, tie_break, weight_vector
+from microrelease.core.lattice.policies import tie_break, validate_policy, weight_vector
 from microrelease.core.lattice.profile import ClassStats
 from microrelease.core.lattice.search import FindVectorResult, NodeResult, probe_heights
 from microrelease.core.search.bounds import SCORED
@@ -129,7 +129,7 @@ class PrunedAnswer:
                            np.array([f.released_sq]))
         m = {name: float(v[0]) for name, v in node_metrics(self.lattice, self.search.evaluator.n_rows, stats,
                                                            vec[None, :]).items()}
-        satisfies = f.suppressed <= self.max_sup and f.holds
+        satisfies = f.suppressed <= self.max_sup and f.satisfies_release_criteria
         if self.search.monotone:  # minimal: no direct predecessor satisfies
             minimal = satisfies and not any(self.search.satisfies(i - int(stride))
                                             for a, stride in enumerate(self.search.strides) if vec[a] > 0)
@@ -162,7 +162,7 @@ class PrunedAnswer:
                   among: str | None = None) -> NodeResult:
         """As :meth:`Answer.preferred <microrelease.core.lattice.search.Answer.preferred>`: among the k-minimal
         nodes, or for the search's quality policy among every satisfying node (ARX's optimum)."""
-        chosen = check_policy(policy)
+        chosen = validate_policy(policy)
         scope = among or chosen.among
         if scope == "k-minimal":
             candidates = self.k_minimal_indices
@@ -184,7 +184,7 @@ class PrunedAnswer:
             why = (f"the fully generalized table needs {top.suppressed} suppressed rows"
                    if top.suppressed > self.max_sup else
                    "the fully generalized table keeps within it but its release fails "
-                   + ", ".join(c.describe() for c in criteria.release_scoped) if not top.holds else
+                   + ", ".join(c.describe() for c in criteria.release_scoped) if not top.satisfies_release_criteria else
                    "each node either needs more suppression or fails a criterion")
             raise NoSolutionError(f"no generalization satisfies {', '.join(criteria.describe())} with "
                                   f"MaxSup={self.max_sup}: {why}")
@@ -217,5 +217,5 @@ def supports(policy: str) -> bool:
     bool
         Whether the pruned search answers it.
     """
-    chosen = check_policy(policy)
+    chosen = validate_policy(policy)
     return not chosen.quality or policy in SCORED

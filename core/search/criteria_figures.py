@@ -122,13 +122,13 @@ class CriteriaFigures:
         counts = np.asarray(counts, dtype=np.int64)
         suppressed = self.suppressed(node, keys, counts, k)
         released = counts[~suppressed]
-        holds = self.criteria.release_fault(released) is None
+        satisfies_release_criteria = self.criteria.release_fault(released) is None
         mass = entropy = None
         if quality:
             mass, entropy = suppressed_quality(self.evaluator, node, keys[suppressed], counts[suppressed])
         return NodeFigures(int(counts[suppressed].sum()), len(released), int(released.min()) if len(released) else 0,
                            int((released * released).sum()), int((counts * counts).sum()), len(counts), mass,
-                           entropy, True, holds)
+                           entropy, True, satisfies_release_criteria)
 
 
 def suppressed_quality(evaluator: NodeEvaluator, node, keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, float]:

@@ -55,7 +55,7 @@ class NodeFigures:
         Quality figures, if computed.
     complete : bool, default True
         Whether every figure was computed.
-    holds : bool, default True
+    satisfies_release_criteria : bool, default True
         Whether the node satisfies.
     """
 
@@ -68,7 +68,7 @@ class NodeFigures:
     mass: np.ndarray | None = None
     entropy: float | None = None
     complete: bool = True  # False: the roll-up stopped once the node failed (NodeEvaluator.classes)
-    holds: bool = True  # the scope-RELEASE criteria hold on what the node releases (criteria_figures)
+    satisfies_release_criteria: bool = True  # the scope-RELEASE criteria hold on what the node releases (criteria_figures)
 
 
 def _up_maps(hierarchies) -> list[dict]:

@@ -126,7 +126,7 @@ class PrunedSearch:
     def _seed(self) -> None:
         """Tag the nodes the memory decides at (k, MaxSup), and the boxes they decide (monotone: k alone)."""
         assert self.memory is not None  # called when there is one
-        self.memory.check(self.heights, self.evaluator.frequency)
+        self.memory.validate(self.heights, self.evaluator.frequency)
         sat, unsat = self.memory.decided(self.k, self.max_sup)
         self.seeded = {i: self.memory.histograms[i] for i in (*sat, *unsat) if i in self.memory.histograms}
         for group, flag, up in ((sat, SAT, True), (unsat, UNSAT, False)):
@@ -162,7 +162,7 @@ class PrunedSearch:
             f = (self.under.figures(vec, keys, counts, self.k, quality=self.quality is not None) if k_part else
                  NodeFigures(*(int(x) for x in class_figures(counts, self.k)), len(counts),  # type: ignore[call-arg, misc, arg-type]  # mypy miscounts f(*args, x)
                              complete=complete))
-            sat = f.suppressed <= self.max_sup and f.holds
+            sat = f.suppressed <= self.max_sup and f.satisfies_release_criteria
         self.figures[index] = f
         if not k_part or self.monotone:
             # k-anonymity failing with minimal required suppression fails every node below (Lemma 5.1),
@@ -235,7 +235,7 @@ class PrunedSearch:
         return bool(self.status[index] & SAT)
 
     # --- the search ------------------------------------------------------------------------------
-    def _check_path(self, path: np.ndarray, top_first: bool) -> None:
+    def _search_path(self, path: np.ndarray, top_first: bool) -> None:
         """Binary search for the lowest satisfying node of ``path``. ``top_first``: evaluate its last
         node first, for a path cut at the bound: when that fails, the whole path does with it."""
         low, high = 0, len(path) - 1
@@ -316,7 +316,7 @@ class PrunedSearch:
                 if self.monotone:
                     path = path_up(self.status, index, self.vector(index), self.heights, self.strides, self.bounds,
                                    bound)
-                    self._check_path(path, bound < np.inf)
+                    self._search_path(path, bound < np.inf)
                 else:  # a binary search would skip nodes that no tag then decides: each node on its own
                     self.evaluate(index)
             if want and self.status[index] & SAT and self.bounds[index] <= self._bound():
@@ -356,7 +356,7 @@ class PrunedSearch:
         whose direct predecessors all fail (a minimal node has no satisfying node below to tag it); when
         a criterion is not monotone here, whose every node below fails."""
         # a minimal node's own figures tagged it (any other tag comes from a satisfying node below)
-        candidates = np.array(sorted([*(i for i, f in self.figures.items() if f.suppressed <= self.max_sup and f.holds),
+        candidates = np.array(sorted([*(i for i, f in self.figures.items() if f.suppressed <= self.max_sup and f.satisfies_release_criteria),
                                       *(i for i, h in self.seeded.items() if h.suppressed(self.k) <= self.max_sup)]),
                               dtype=np.int64)
         if not self.monotone:

@@ -72,7 +72,7 @@ class SearchMemory:
         self.failed: dict[int, list[tuple[int, int]]] = {}  # node -> (k, give_up) pairs it failed at
         self.frequency = None  # the rows it learnt from: bound by the first search
 
-    def check(self, heights, frequency=None) -> None:
+    def validate(self, heights, frequency=None) -> None:
         """Refuse another lattice's memory, or one that learnt from other rows (the same heights, other
         counts: its histograms would answer for the wrong table)."""
         if tuple(int(h) for h in heights) != self.heights:

@@ -7,13 +7,13 @@ from collections.abc import Callable
 from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
-from microrelease.core.lattice.policies import check_policy
+from microrelease.core.lattice.policies import validate_policy
 from microrelease.core.search.answer import PrunedAnswer, supports
 from microrelease.core.search.bounds import AT_MINIMAL, BOUNDED, QualityConstants
 from microrelease.core.search.evaluator import CACHE_BUDGET, NodeEvaluator
 from microrelease.core.search.flash import PrunedSearch
 from microrelease.core.search.memory import SearchMemory
-from microrelease.core.validation import check_k, parse_max_sup
+from microrelease.core.validation import parse_max_sup, validate_k
 
 
 def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str, policy: str = "min-relative", *,
@@ -65,12 +65,12 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
         The answer, as far as the search went.
     """
     criteria = k if isinstance(k, Criteria) else None
-    k = check_k(criteria.k.k if criteria is not None else k, source.n_rows)
+    k = validate_k(criteria.k.k if criteria is not None else k, source.n_rows)
     if criteria is not None and criteria.models and getattr(source.frequency, "row_tuple", None) is None:
         raise InvalidParameterError("privacy models read every row's sensitive value: they need a Dataset",
                                     parameter="models")
     max_sup = parse_max_sup(max_sup, source.n_rows)
-    chosen = check_policy(policy)
+    chosen = validate_policy(policy)
     if not supports(policy):
         raise InvalidParameterError(f"the pruned search does not score the policy {policy!r} yet; use the "
                                     "whole-lattice profile (strategy 'profile')", parameter="policy")

@@ -20,7 +20,7 @@ import numpy as np
 
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.frequency import FrequencySource
-from microrelease.core.lattice.policies import check_policy
+from microrelease.core.lattice.policies import validate_policy
 from microrelease.core.lattice.profile import STRATEGIES as PROFILE_KERNELS
 from microrelease.core.search.answer import supports
 from microrelease.core.search.evaluator import NodeEvaluator
@@ -105,7 +105,7 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", memo
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "
                                     "instead.", parameter="strategy")
-    quality = check_policy(policy).reads_quality_profile
+    quality = validate_policy(policy).reads_quality_profile
     prunable = supports(policy)
     if strategy == "pruned":
         if not prunable:

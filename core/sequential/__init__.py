@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
     from microrelease.core.sequential.cost import CostModel, CostWeights
     from microrelease.core.sequential.grouping import group_entities
-    from microrelease.core.sequential.guarantee import check_release
+    from microrelease.core.sequential.guarantee import verify_release
     from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
     from microrelease.core.sequential.rt_data import SequentialData, load_sequential
     from microrelease.core.sequential.study import load_study
@@ -23,7 +23,7 @@ _MODULES = {
     "study": ["load_study"],
     "study_config": ["parse_study", "read_study"],
     "study_release": ["anonymize_study", "write_study"],
-    "guarantee": ["check_release"],
+    "guarantee": ["verify_release"],
     "grouping": ["group_entities"],
     "anonymize": ["SequentialRelease", "anonymize_groups"],
     "cost": ["CostModel", "CostWeights"],
@@ -51,7 +51,7 @@ __all__ = [
     "anonymize_groups",
     "anonymize_sequential",
     "anonymize_study",
-    "check_release",
+    "verify_release",
     "group_entities",
     "load_sequential",
     "load_study",

@@ -51,7 +51,7 @@ from microrelease.core.sequential.guarantee import (
     released_records,
 )
 from microrelease.core.sequential.rt_data import SequentialData
-from microrelease.core.validation import check_rng
+from microrelease.core.validation import validate_rng
 
 # name -> codes known (None: the whole history with times)
 ATTACKERS: dict[str, int | None] = {"qi_2_codes": 2, "qi_3_codes": 3, "full_knowledge": None}
@@ -62,7 +62,7 @@ ATTACKER_TEXT = {"qi_2_codes": "QIs + 2 codes in order", "qi_3_codes": "QIs + 3 
 def draw_known(data: SequentialData, targets: np.ndarray, m: int, rng=0) -> list[np.ndarray]:
     """For each target, the positions (sorted) of m of its codes in its whole history, drawn
     uniformly without replacement (all of them when it has fewer)."""
-    generator = check_rng(rng)
+    generator = validate_rng(rng)
     out = []
     for e in targets:
         n = int(data.code_ptr[data.visit_ptr[e + 1]] - data.code_ptr[data.visit_ptr[e]])
@@ -193,7 +193,7 @@ def attack(data: SequentialData, rec: Records, rows: np.ndarray, targets: np.nda
 
 def draw_targets(n: int, sample: int | None, rng=0) -> np.ndarray:
     """The attacked input entities: all of them, or ``sample`` drawn without replacement (sorted)."""
-    return np.arange(n) if sample is None or sample >= n else np.sort(check_rng(rng).choice(n, sample, replace=False))
+    return np.arange(n) if sample is None or sample >= n else np.sort(validate_rng(rng).choice(n, sample, replace=False))
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,7 +210,7 @@ class AttackPlan:
 
 def plan_attacks(data: SequentialData, *, sample: int | None = 500, rng=0) -> AttackPlan:
     """The targets and knowledge of the attackers (:data:`ATTACKERS`), seeded, and their success before."""
-    generator = check_rng(rng)
+    generator = validate_rng(rng)
     targets = draw_targets(data.n_entities, sample, generator)
     knowledge = [None if m is None else draw_known(data, targets, m, generator) for m in ATTACKERS.values()]
     before = attacks(data, original_records(data), np.arange(data.n_entities), targets, knowledge)
@@ -239,7 +239,7 @@ def subsequence_attack(data: SequentialData, entities: pd.DataFrame, events: pd.
                        *, m: int = 2, sample: int | None = 500, rng=0) -> float:
     """Mean success of the sub-sequence attack (QIs + m codes in order, see the module docstring)
     against the released tables, over a seeded sample of targets."""
-    generator = check_rng(rng)
+    generator = validate_rng(rng)
     targets = draw_targets(data.n_entities, sample, generator)
     released = released_records(data, entities, events)
     rows = pd.Index(released.ids).get_indexer(np.asarray(pseudonym, dtype=str))

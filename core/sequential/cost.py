@@ -36,7 +36,7 @@ import numpy as np
 import microrelease.core.sequential.cost_kernels as kernels
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.hierarchies import Hierarchy
-from microrelease.core.validation import check_int
+from microrelease.core.validation import validate_int
 
 
 def node_ncp(h: Hierarchy) -> list[np.ndarray]:
@@ -201,7 +201,7 @@ def time_span(data) -> float:
 
 def thread_count(workers: int | None) -> int:
     """``workers`` checked (an int >= 1), or up to 2 cores by default."""
-    return max(1, min(2, os.cpu_count() or 1)) if workers is None else check_int(workers, "workers", low=1)
+    return max(1, min(2, os.cpu_count() or 1)) if workers is None else validate_int(workers, "workers", low=1)
 
 
 def in_threads(n: int, workers: int, fn, pieces: int | None = None) -> None:

@@ -35,9 +35,9 @@ from microrelease.core.exceptions import Cancelled, InvalidParameterError
 from microrelease.core.micro.microaggregation import consecutive_groups
 from microrelease.core.sequential.cost import CostModel
 from microrelease.core.sequential.group_loss import LossModel
-from microrelease.core.validation import check_k
+from microrelease.core.validation import validate_k
 
-VARIANTS = ("greedy", "ranking")
+GROUPING_METHODS = ("greedy", "ranking")
 SKETCH_BINS = 8  # the code histogram is taken at the lowest level of at most this many nodes
 QI_SCALE = 8.0  # see sketch()
 STEPS = 100  # progress reports (and cancellation checks) per phase
@@ -47,7 +47,7 @@ Progress = Callable[[float], None]
 ShouldStop = Callable[[], bool]
 
 
-def _check_stop(should_stop: ShouldStop | None) -> None:
+def _stop_if_asked(should_stop: ShouldStop | None) -> None:
     if should_stop is not None and should_stop():
         raise Cancelled("grouping cancelled")
 
@@ -59,7 +59,7 @@ def centrality(model: CostModel, sample: int = 64, *, progress: Progress | None 
     anchors = np.unique(np.linspace(0, n - 1, min(sample, n)).astype(np.int64))
     total = np.zeros(n)
     for i in range(0, len(anchors), 8):  # 8 anchors a step, between progress reports
-        _check_stop(should_stop)
+        _stop_if_asked(should_stop)
         model.add_costs(anchors[i:i + 8], total)
         if progress is not None:
             progress(min(i + 8, len(anchors)) / len(anchors))
@@ -94,7 +94,7 @@ def sketch(model: CostModel) -> np.ndarray:
     return np.ascontiguousarray(points, dtype=np.float64)
 
 
-def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candidates: int | None = 128,
+def group_entities(model: CostModel, k: int, *, method: str = "greedy", candidates: int | None = 128,
                    passes: int = refinement.PASSES, progress: Progress | None = None,
                    should_stop: ShouldStop | None = None) -> np.ndarray:
     """The group number of every entity (see the module docstring).
@@ -105,8 +105,8 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candida
         The cost F of grouping entities.
     k : int
         The least group size.
-    variant : str, default "greedy"
-        A key of ``VARIANTS``.
+    method : str, default "greedy"
+        A key of ``GROUPING_METHODS``.
     candidates : int or None, default 128
         For ``greedy``, how many remaining entities nearest the seed in the sketch are candidates
         (at least k − 1 are); None: every remaining entity.
@@ -124,15 +124,15 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candida
     numpy.ndarray
         The group number of every entity.
     """
-    if variant not in VARIANTS:
-        raise InvalidParameterError(f"The 'variant' parameter must be one of {VARIANTS}. Got {variant!r}.",
-                                    parameter="variant")
+    if method not in GROUPING_METHODS:
+        raise InvalidParameterError(f"The 'method' parameter must be one of {GROUPING_METHODS}. Got {method!r}.",
+                                    parameter="method")
     if candidates is not None and (isinstance(candidates, bool) or not isinstance(candidates, (int, np.integer))
                                    or candidates < 1):
         raise InvalidParameterError(f"The 'candidates' parameter must be an int >= 1 or None. Got {candidates!r}.",
                                     parameter="candidates")
     n = model.data.n_entities
-    k = check_k(k, n)
+    k = validate_k(k, n)
     if isinstance(passes, bool) or not isinstance(passes, (int, np.integer)) or passes < 0:
         raise InvalidParameterError(f"The 'passes' parameter must be an int >= 0. Got {passes!r}.", parameter="passes")
 
@@ -140,7 +140,7 @@ def group_entities(model: CostModel, k: int, *, variant: str = "greedy", candida
         return None if progress is None else (lambda f: progress((i + f) / 3))
 
     far = centrality(model, progress=part(0), should_stop=should_stop)
-    if variant == "ranking":
+    if method == "ranking":
         seed = int(np.argmax(far))
         cost = model.costs_from(seed, np.arange(n))
         groups = consecutive_groups(np.lexsort((np.arange(n), cost)), k)
@@ -203,7 +203,7 @@ def _greedy(loss: LossModel, k, far, points, parts, want, progress, should_stop)
     work = [_Block(ids, points, rank) for ids in parts]
     arrays = loss.arrays()
     while not all(b.done(k) for b in work):
-        _check_stop(should_stop)
+        _stop_if_asked(should_stop)
         steps = [lambda b=b: b.advance(max(1, len(b.ids) // STEPS), k, want, arrays) for b in work if not b.done(k)]
         refinement.in_blocks(steps, loss.model.workers)
         if progress is not None:

@@ -1,6 +1,6 @@
 """Checking a relational + sequential release from its output alone, and the records it is attacked on.
 
-:func:`check_release`: for every released entity, how many entities share its full relational QI
+:func:`verify_release`: for every released entity, how many entities share its full relational QI
 values *and* its whole sequence of visits (times and codes, in order). k-anonymity over both parts
 holds when the smallest count is >= k. Computed from the output tables only, by grouping text.
 
@@ -40,7 +40,7 @@ def signatures(entities: pd.DataFrame, events: pd.DataFrame, entity_id: str, qi:
     return rel + " || " + seq.reindex(rel.index).fillna("")
 
 
-def check_release(entities: pd.DataFrame, events: pd.DataFrame, *, entity_id: str, qi: Sequence[str],
+def verify_release(entities: pd.DataFrame, events: pd.DataFrame, *, entity_id: str, qi: Sequence[str],
                   sequence_key: str, order_by: str, code: str) -> pd.Series:
     """Per released entity, the number of entities sharing both parts (its anonymity set size).
 

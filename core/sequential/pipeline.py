@@ -16,16 +16,23 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.data.reading import file_checksum
-from microrelease.core.release import Check, Published, Verified, folder_target, publish, with_formula_check
+from microrelease.core.release import (
+    Published,
+    Verification,
+    Verified,
+    folder_target,
+    publish,
+    with_formula_verification,
+)
 from microrelease.core.release.cells import escape_formulas, formula_cells, refuse_formula_headers, shuffled
 from microrelease.core.release.table import write_csv
 from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
 from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures
 from microrelease.core.sequential.cost import CostModel, CostWeights
 from microrelease.core.sequential.grouping import group_entities
-from microrelease.core.sequential.guarantee import check_release, released_records
+from microrelease.core.sequential.guarantee import released_records, verify_release
 from microrelease.core.sequential.rt_data import SequentialData
-from microrelease.core.validation import check_k
+from microrelease.core.validation import validate_k
 
 ATTACK_MODEL = ("the attacker knows a target's original QIs and some of its original codes (or its whole history "
                 "with times), knows that values are generalized, elements suppressed, visits merged and order "
@@ -36,7 +43,7 @@ ATTACK_MODEL = ("the attacker knows a target's original QIs and some of its orig
 
 
 def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights | None = None,
-                         variant: str = "greedy", relative_time: bool = False, relational_only: bool = False,
+                         method: str = "greedy", relative_time: bool = False, relational_only: bool = False,
                          progress=None) -> SequentialRelease:
     """k-anonymize ``data`` over both parts (``relational_only``: group and generalize the relational
     part alone and leave the sequences as they are, the baseline).
@@ -49,8 +56,8 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
         The k of k-anonymity over both parts.
     weights : CostWeights, optional
         The cost's weights.
-    variant : str, default "greedy"
-        The grouping variant.
+    method : str, default "greedy"
+        The grouping method.
     relative_time : bool, default False
         Release times relative to each entity's first visit.
     relational_only : bool, default False
@@ -63,11 +70,11 @@ def anonymize_sequential(data: SequentialData, k: int, *, weights: CostWeights |
     SequentialRelease
         The anonymized tables and their loss.
     """
-    k = check_k(k, data.n_entities)
+    k = validate_k(k, data.n_entities)
     weights = weights or CostWeights()
     if relational_only:
         weights = CostWeights(relational=1.0, sequence=0.0, time=weights.time)
-    groups = group_entities(CostModel(data, weights), k, variant=variant, progress=progress)
+    groups = group_entities(CostModel(data, weights), k, method=method, progress=progress)
     return anonymize_groups(data, groups, k, w_time=weights.time, relative_time=relative_time,
                             sequences=not relational_only)
 
@@ -136,19 +143,19 @@ def write_sequential(release: SequentialRelease, data: SequentialData, outdir: s
 
     def verify_tables(read, tables):
         ents, evs = read["entities"], read["events"]
-        shared = check_release(ents, evs, entity_id=data.entity_id, qi=data.qi, sequence_key=data.sequence_key,
+        shared = verify_release(ents, evs, entity_id=data.entity_id, qi=data.qi, sequence_key=data.sequence_key,
                                order_by=data.order_by, code=data.code)
         smallest = int(shared.min()) if len(shared) else 0
-        checks = [
-            Check("entities", len(ents) == data.n_entities, f"{len(ents)} written, {data.n_entities} expected"),
-            Check("events", len(evs) == len(tables["events"]), f"{len(evs)} written, {len(tables['events'])} expected"),
-            Check(f"{release.k}-anonymity over both parts", not len(shared) or smallest >= release.k,
+        verifications = [
+            Verification("entities", len(ents) == data.n_entities, f"{len(ents)} written, {data.n_entities} expected"),
+            Verification("events", len(evs) == len(tables["events"]), f"{len(evs)} written, {len(tables['events'])} expected"),
+            Verification(f"{release.k}-anonymity over both parts", not len(shared) or smallest >= release.k,
                   f"every entity shares QIs and whole history with >= {smallest - 1} others"),
-            Check("identifiers absent", not set(data.identifiers) & (set(ents.columns) | set(evs.columns)),
+            Verification("identifiers absent", not set(data.identifiers) & (set(ents.columns) | set(evs.columns)),
                   f"none of {list(data.identifiers)}"),
         ]
         # codes and QIs as written, times from memory
-        return checks, smallest, released_records(data, ents, evs, intervals), [*ents.columns, *evs.columns]
+        return verifications, smallest, released_records(data, ents, evs, intervals), [*ents.columns, *evs.columns]
 
     n_entities, n_events = len(tables["entities"]), len(tables["events"])
     body = {
@@ -190,11 +197,11 @@ def publish_tables(target, files: dict[str, str], tables: dict[str, pd.DataFrame
 
     def verify(paths):
         read = {name: pd.read_csv(paths[file], dtype=str, keep_default_na=False) for name, file in files.items()}
-        checks, smallest, released, columns = verify_tables(read, tables)
+        verifications, smallest, released, columns = verify_tables(read, tables)
         found = {f"{files[n]}:{c}": v for n, frame in read.items() for c, v in formula_cells(frame).items()}
-        verified = with_formula_check(checks, found, escape, columns)
+        verified = with_formula_verification(verifications, found, escape, columns)
         attack = attack_section(data, released, release, attack_sample, relative_time)
-        return Verified(verified.checks, {**verified.facts, "check": {"smallest_shared_set": smallest}},
+        return Verified(verified.verifications, {**verified.facts, "check": {"smallest_shared_set": smallest}},
                         {"attack": attack})
 
     sizes = np.bincount(release.groups)

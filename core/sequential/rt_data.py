@@ -215,7 +215,7 @@ class SequentialData:
 
 def _column_roles(data: SequentialData, entity_columns: list[str], event_columns: list[str]) -> dict:
     """Each column's role (see the module docstring); DataError naming any column without one."""
-    Schema(data.qi, (data.entity_id, *data.identifiers)).check_columns(entity_columns)
+    Schema(data.qi, (data.entity_id, *data.identifiers)).validate_columns(entity_columns)
     for column in (data.entity_id, data.sequence_key, data.order_by, data.code):
         if column not in event_columns:
             raise DataError(f"the event table has no column {column!r}; it has {event_columns}")

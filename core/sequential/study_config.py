@@ -48,7 +48,7 @@ EVENT_KEYS = {"name", "file", "id", "sequence_key", "time", "codes", "identifier
               "hierarchy_dir"}
 ANONYMIZATION_KEYS = {"k", "variant", "relative_time", "weights"}
 WEIGHTS = {"relational", "sequence", "time"}  # CostWeights' fields
-VARIANTS = ("greedy", "ranking")  # grouping.VARIANTS (not imported: reading a study needs no kernels)
+GROUPING_METHODS = ("greedy", "ranking")  # grouping.VARIANTS (not imported: reading a study needs no kernels)
 
 
 @dataclass(frozen=True)
@@ -204,8 +204,8 @@ def _settings(settings) -> dict:
     k = settings.get("k", 1)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise DataError(f"[anonymization]: 'k' must be a whole number >= 1, got {k!r}", parameter="config")
-    if settings.get("variant", "greedy") not in VARIANTS:
-        raise DataError(f"[anonymization]: 'variant' must be one of {list(VARIANTS)}, got {settings['variant']!r}",
+    if settings.get("variant", "greedy") not in GROUPING_METHODS:
+        raise DataError(f"[anonymization]: 'variant' must be one of {list(GROUPING_METHODS)}, got {settings['variant']!r}",
                         parameter="config")
     if not isinstance(settings.get("relative_time", False), bool):
         raise DataError(f"[anonymization]: 'relative_time' must be true or false (not text), got "

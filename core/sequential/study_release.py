@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from microrelease.core.exceptions import DataError
-from microrelease.core.release import Check, Published, folder_target
+from microrelease.core.release import Published, Verification, folder_target
 from microrelease.core.release.cells import shuffled
 from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.cost import CostWeights
@@ -96,7 +96,7 @@ def id_column(data: SequentialData, table: str) -> str:
     return next(c for c, role in data.column_roles[table].items() if role == ENTITY_ID)
 
 
-def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None = None, variant: str = "greedy",
+def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None = None, method: str = "greedy",
                     relative_time: bool = False, relational_only: bool = False, progress=None) -> StudyRelease:
     """k-anonymize a study over all its tables (see the module docstring); ``relational_only``: group
     by the relational tables alone and release the events as they are (the baseline).
@@ -109,8 +109,8 @@ def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None
         The k of k-anonymity over both parts.
     weights : CostWeights, optional
         The cost's weights.
-    variant : str, default "greedy"
-        The grouping variant.
+    method : str, default "greedy"
+        The grouping method.
     relative_time : bool, default False
         Release times relative to each entity's first visit.
     relational_only : bool, default False
@@ -123,7 +123,7 @@ def anonymize_study(data: SequentialData, k: int, *, weights: CostWeights | None
     StudyRelease
         The anonymized tables of the study.
     """
-    base = anonymize_sequential(data, k, weights=weights, variant=variant, relative_time=relative_time,
+    base = anonymize_sequential(data, k, weights=weights, method=method, relative_time=relative_time,
                                 relational_only=relational_only, progress=progress)
     tables = {data.name: base.entities, **split_events(base.events, data)}
     suppressed = {}
@@ -208,17 +208,17 @@ def write_study(release: StudyRelease, data: SequentialData, outdir: str | Path,
         identifiers = {c for roles in data.column_roles.values() for c, role in roles.items() if role == IDENTIFIER}
         kept = [c for c, role in data.column_roles[data.name].items() if role == KEPT]
         present = {c for frame in read.values() for c in frame.columns}
-        checks = [Check(f"{name}: rows", len(read[name]) == len(frame), f"{len(read[name])} written, {len(frame)} "
+        verifications = [Verification(f"{name}: rows", len(read[name]) == len(frame), f"{len(read[name])} written, {len(frame)} "
                         "expected") for name, frame in tables.items()]
-        checks += [
-            Check(f"{release.k}-anonymity over all tables", not len(shared) or smallest >= release.k,
+        verifications += [
+            Verification(f"{release.k}-anonymity over all tables", not len(shared) or smallest >= release.k,
                   f"every entity shares QIs, satellite rows and whole history with >= {smallest - 1} others"
                   + (f" (kept columns {kept} excepted: released without protection)" if kept else "")),
-            Check("positions", _positions_ok(merged, data), "every visit's events numbered 1..n over all tables"),
-            Check("identifiers absent", not identifiers & present, f"none of {sorted(identifiers)}"),
+            Verification("positions", _positions_ok(merged, data), "every visit's events numbered 1..n over all tables"),
+            Verification("identifiers absent", not identifiers & present, f"none of {sorted(identifiers)}"),
         ]
         intervals = None if relative_time else release.base.intervals
-        return checks, smallest, released_records(data, read[data.name], merged, intervals), sorted(present)
+        return verifications, smallest, released_records(data, read[data.name], merged, intervals), sorted(present)
 
     body = {
         "kind": "relational + sequential study",

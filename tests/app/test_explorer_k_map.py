@@ -100,7 +100,7 @@ def test_k_map_beside_l_diversity_applies_the_model_profile_with_the_population(
     assert e.smallest_released_population(node) == int(population[sizes == sizes.min()].min())
     export = ExportState(explorer=e)
     assert export.refusal(e.preferred) == ""
-    assert export.spec().criteria.k_map is e.applied_k_map and export.spec().criteria.models == e.applied_models
+    assert export.decision().criteria.k_map is e.applied_k_map and export.decision().criteria.models == e.applied_models
     e.k_map = 10  # a new K: the models' profile with the population again
     assert e.applied_k_map.k == 10 and [m.describe() for m in e.profile.models] == ["distinct 2-diversity", "10-map"]
     e.l_kind = "none"  # the models let go: k-map alone, from the joint roll-up
@@ -146,7 +146,7 @@ def test_the_export_writes_the_k_map_the_screen_shows(explorer, tmp_path):
     try:
         explorer.selected = None
         export = ExportState(explorer=explorer)
-        assert export.spec().criteria.k_map is explorer.applied_k_map
+        assert export.decision().criteria.k_map is explorer.applied_k_map
         published = export.write(tmp_path / "r.csv")
         report = json.loads((tmp_path / "r.report.json").read_text())
         assert report["parameters"]["k_map"]["criterion"] == "5-map"

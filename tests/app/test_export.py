@@ -105,15 +105,15 @@ def test_selected_node_is_exported_as_the_cli_node_option(adult_t):
     e = adult_t
     e.selected = e.preferred
     export = ExportState(explorer=e)
-    spec = export.spec()
-    assert (spec.chosen_by, spec.policy, spec.weights) == ("node", None, None)
-    assert spec.criteria.sensitive is e.applied_frequency and spec.criteria.models == e.applied_models
-    assert spec.max_sup == MAX_SUP and spec.criteria.k.k == 5
+    decision = export.decision()
+    assert (decision.chosen_by, decision.policy, decision.weights) == ("node", None, None)
+    assert decision.criteria.sensitive is e.applied_frequency and decision.criteria.models == e.applied_models
+    assert decision.max_sup == MAX_SUP and decision.criteria.k.k == 5
     report = json.loads(export.files()[1])
     assert report["parameters"]["chosen_by"] == "node" and report["parameters"]["privacy_models"] == [T_MODEL]
     e.selected, e.policy, e.weights = None, "weighted", {"age": 3.0}
-    spec = export.spec()
-    assert (spec.chosen_by, spec.policy, spec.weights) == ("policy weighted", "weighted", {"age": 3.0})
+    decision = export.decision()
+    assert (decision.chosen_by, decision.policy, decision.weights) == ("policy weighted", "weighted", {"age": 3.0})
 
 
 def test_distinct_2_diversity_holds_in_every_exported_class(adult, adult_profile):
@@ -146,7 +146,7 @@ def test_failing_nodes_are_refused_with_the_reason(adult_t, tmp_path):
     with pytest.raises(InvalidParameterError, match="cannot be exported"):
         export.state.write(tmp_path / "x.csv")
     with pytest.raises(InvalidParameterError, match="over MaxSup"):  # the core refuses the same node
-        export.state.spec().write(tmp_path / "x.csv")
+        export.state.decision().write(tmp_path / "x.csv")
     assert not list(tmp_path.iterdir())
 
     bottom = 0  # no generalization: far too many small classes

@@ -66,7 +66,7 @@ def emd_equal(values: list[str], overall: Counter, n: int) -> float:
     return 0.5 * sum(abs(here[v] / len(values) - overall[v] / n) for v in overall)
 
 
-def passes(model, values: list[str], overall: Counter, n: int) -> bool:
+def satisfies(model, values: list[str], overall: Counter, n: int) -> bool:
     if model is None:
         return True
     kind, x = model
@@ -80,7 +80,7 @@ def expected_rows(case, values, node, model) -> list[tuple[str, ...]]:
     classes: dict[tuple, list[str]] = {}
     for row, value in zip(case.table, values, strict=True):
         classes.setdefault(tuple(maps[i][d][row[i]] for i, d in enumerate(node)), []).append(value)
-    return sorted((*c, v) for c, vs in classes.items() if len(vs) >= case.k and passes(model, vs, overall, n)
+    return sorted((*c, v) for c, vs in classes.items() if len(vs) >= case.k and satisfies(model, vs, overall, n)
                   for v in vs)
 
 
@@ -92,7 +92,7 @@ def check_file(table: pd.DataFrame, case, values, model, max_sup: int) -> None:
         return
     for _, group in table.groupby(case.names, sort=False):
         assert len(group) >= case.k
-        assert passes(model, list(group[SENSITIVE]), overall, n)
+        assert satisfies(model, list(group[SENSITIVE]), overall, n)
 
 
 def model_flags(model) -> list[str]:

@@ -56,10 +56,10 @@ class HighestRisk:
     def table_figure(self, sizes) -> float:
         return table_risk(sizes, threshold=1.0).highest
 
-    def satisfied(self, profile, k: int) -> np.ndarray:
+    def satisfies(self, profile, k: int) -> np.ndarray:
         return self.figure(profile, k) <= self.limit + 1e-12
 
-    def holds(self, value: float) -> bool:
+    def satisfies_value(self, value: float) -> bool:
         return bool(value <= self.limit + 1e-12)
 
 

@@ -24,7 +24,7 @@ from microrelease.core import (
     write_release,
 )
 from microrelease.core.data.reading import file_checksum
-from microrelease.core.dp.microdata import check_bounds, parse_bounds
+from microrelease.core.dp.microdata import parse_bounds, validate_bounds
 from microrelease.core.engines import Source
 from microrelease.core.engines.summary import summarize
 from microrelease.core.exceptions import EngineError, OutputError
@@ -152,7 +152,7 @@ def test_bad_or_missing_bounds_name_bounds():
         parse_bounds("a=0:1,b=x")
     assert_names(caught, "bounds", "each item of 'bounds' must be NAME=LO:HI; got 'b=x'")
     with pytest.raises(InvalidParameterError) as caught:
-        check_bounds(["a", "b"], {"a": (0, 1)})
+        validate_bounds(["a", "b"], {"a": (0, 1)})
     assert_names(caught, "bounds", "no declared bounds for ['b']")
 
 
@@ -161,7 +161,7 @@ def test_bounds_given_twice_or_too_wide_name_bounds():
         parse_bounds("a=0:1,b=0:2,a=0:3")
     assert_names(caught, "bounds", "the bounds of 'a' are given twice (0:1 and 0:3); bound each column once")
     with pytest.raises(InvalidParameterError) as caught:
-        check_bounds(["a"], {"a": (-1e308, 1e308)})  # finite ends, an infinite sensitivity
+        validate_bounds(["a"], {"a": (-1e308, 1e308)})  # finite ends, an infinite sensitivity
     assert_names(caught, "bounds", "the range of a=-1e+308:1e+308 is too wide: HI - LO overflows a float")
 
 

@@ -41,12 +41,12 @@ K_MAP_REASON = ("k-map is applied and its profile for this K has no share mass (
                 "loss, rolls it up with the mass)")
 
 
-def add_pin(pins: list[int], node: int, limit: int = MAX_PINS) -> list[int]:
+def add_pin(pins: list[int], node_index: int, limit: int = MAX_PINS) -> list[int]:
     """``pins`` with ``node`` last (oldest first); a node pinned already stays where it is, and past
     ``limit`` pins the oldest goes."""
-    if node in pins:
+    if node_index in pins:
         return list(pins)
-    return [*pins, node][-limit:]
+    return [*pins, node_index][-limit:]
 
 
 def released_tuples(dataset: Dataset, node, k: int, sensitive_frequency=None, models=()) -> np.ndarray:
@@ -113,17 +113,17 @@ class CompareState(param.Parameterized):
         e = self.explorer
         return e.selected if e.selected is not None else e.preferred
 
-    def pin(self, node: int | None = None) -> None:
+    def pin(self, node_index: int | None = None) -> None:
         """Pin ``node`` (default: :meth:`candidate`); nothing when there is no node."""
-        node = self.candidate() if node is None else node
-        if node is not None:
-            self.pins = add_pin(self.pins, int(node))
+        node_index = self.candidate() if node_index is None else node_index
+        if node_index is not None:
+            self.pins = add_pin(self.pins, int(node_index))
 
-    def unpin(self, node: int) -> None:
-        self.pins = [p for p in self.pins if p != node]
+    def unpin(self, node_index: int) -> None:
+        self.pins = [p for p in self.pins if p != node_index]
 
-    def vector(self, node: int) -> str:
-        return str(list(self.explorer.lattice.node(node)))
+    def vector(self, node_index: int) -> str:
+        return str(list(self.explorer.lattice.node(node_index)))
 
     # --- figures --------------------------------------------------------------------------------
     def scores(self) -> tuple[dict[str, np.ndarray], dict[str, str], dict[str, np.ndarray]]:
@@ -183,9 +183,9 @@ class CompareState(param.Parameterized):
         risk = "".join(f", {c.describe()}" for c in e.answer.criteria)
         return f"satisfies k = {e.k} within MaxSup = {e.max_sup}{risk}"
 
-    def histogram(self, node: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def histogram(self, node_index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class size, classes of that size, released: size >= k) at ``node``, from the profile."""
-        return self.explorer.class_sizes(node)
+        return self.explorer.class_sizes(node_index)
 
     def distributions(self, max_bars: int | None = MAX_BARS) -> dict[str, pd.DataFrame]:
         """Per QI, its distribution frame (:func:`distribution_frame`): the input, then each pinned

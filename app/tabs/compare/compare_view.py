@@ -123,14 +123,14 @@ class CompareView(pn.viewable.Viewer):
         self.bars.objects = [pn.pane.Bokeh(distribution_figure(qi, frame, colors), sizing_mode="stretch_width")
                              for qi, frame in s.distributions().items()]
 
-    def _column(self, j: int, node: int, vector: str) -> pn.Column:
+    def _column(self, j: int, node_index: int, vector: str) -> pn.Column:
         s, e = self.state, self.state.explorer
         header = pn.pane.Markdown(
             f"<span style='color:{PIN_COLORS[j % len(PIN_COLORS)]}'>■</span> **<span id='pin-{j}' class='pin-vector'>"
-            f"{vector}</span>**  \n{shown(e.vector_text(node))}", sizing_mode="stretch_width")
+            f"{vector}</span>**  \n{shown(e.vector_text(node_index))}", sizing_mode="stretch_width")
         unpin = pn.widgets.Button(label=f"Unpin {vector}", css_classes=["compare-unpin", f"compare-unpin-{j}"], width=200)
-        unpin.on_click(lambda _: s.unpin(node))
-        histogram = pn.pane.HoloViews(class_size_plot(*s.histogram(node)).opts(title=f"{vector}: class sizes"),
+        unpin.on_click(lambda _: s.unpin(node_index))
+        histogram = pn.pane.HoloViews(class_size_plot(*s.histogram(node_index)).opts(title=f"{vector}: class sizes"),
                                       sizing_mode="stretch_width", height=HISTOGRAM_HEIGHT + 10)
         return pn.Column(header, unpin, histogram, sizing_mode="stretch_width", css_classes=["compare-pin"])
 

@@ -1,6 +1,6 @@
 """The release decision of the dashboard and its one write (param only).
 
-:meth:`ExportState.spec` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
+:meth:`ExportState.decision` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
 question, so the file is the release the screen shows: the selected node (as ``--node``), else the
 policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models (k-map included)
 the current profile was computed with. :meth:`files` keeps the bytes of the last write for the current
@@ -27,11 +27,11 @@ REPORT = "release.report.json"
 REPORT_HTML = "release.report.html"
 
 
-def decision_key(spec: NodeRelease, escape: bool, publish_reference: bool = False) -> tuple:
+def decision_key(decision: NodeRelease, escape: bool, publish_reference: bool = False) -> tuple:
     """What makes two writes the same release (the table and the sensitive frequency by identity)."""
-    c = spec.criteria
-    return (id(spec.data), tuple(spec.node), spec.max_sup, id(c.sensitive), tuple(c.describe()), spec.chosen_by,
-            spec.policy, tuple(sorted((spec.weights or {}).items())), bool(escape), bool(publish_reference),
+    c = decision.criteria
+    return (id(decision.data), tuple(decision.node), decision.max_sup, id(c.sensitive), tuple(c.describe()), decision.chosen_by,
+            decision.policy, tuple(sorted((decision.weights or {}).items())), bool(escape), bool(publish_reference),
             None if c.k_map is None else id(c.k_map.population))
 
 
@@ -54,7 +54,7 @@ class ExportState(param.Parameterized):
         e = self.explorer
         return e.selected if e.selected is not None else e.preferred
 
-    def spec(self, node: int | None = None) -> NodeRelease:
+    def decision(self, node_index: int | None = None) -> NodeRelease:
         """The release decision of the current state, built exactly as ``microrelease release`` builds it.
 
         ``node`` (default: the selected node) is released as ``--node`` does (chosen_by "node"); with
@@ -66,19 +66,19 @@ class ExportState(param.Parameterized):
         e = self.explorer
         if e.dataset is None or e.answer is None:
             raise NoSolutionError("no data loaded: nothing to release")
-        node = e.selected if node is None else node
+        node_index = e.selected if node_index is None else node_index
         data, k, max_sup, frequency, models = e.dataset, e.k, e.max_sup, e.applied_frequency, e.applied_models
         k_map = e.applied_k_map  # the one the screen shows: the writer suppresses and re-checks the same classes
         criteria = e.criteria()  # the risk-based models the lattice is coloured by: refused, then re-checked
         chosen = Criteria.of(k, *models, *([k_map] if k_map else []), *criteria, sensitive=frequency)
-        if node is not None:
-            return NodeRelease(data, e.lattice.node(int(node)), chosen, max_sup)
+        if node_index is not None:
+            return NodeRelease(data, e.lattice.node(int(node_index)), chosen, max_sup)
         if e.preferred is None:
             raise NoSolutionError(e.message or f"no node satisfies k={k} with MaxSup={max_sup}")
         return NodeRelease(data, e.lattice.node(e.preferred), chosen, max_sup, f"policy {e.policy}", e.policy,
                            dict(e.weights) if POLICIES[e.policy].uses_weights and e.weights else None)
 
-    def refusal(self, node: int | None) -> str:
+    def refusal(self, node_index: int | None) -> str:
         """Why ``node`` cannot be exported ('' when it can). From the answer the screen shows; the
         core refuses the same nodes (more suppressed rows than MaxSup, model failures included)."""
         e = self.explorer
@@ -86,23 +86,23 @@ class ExportState(param.Parameterized):
             return "Nothing to export: no data loaded."
         if e.unapplied():  # the lattice answers a weaker question than the one asked: no release of it
             return f"Nothing to export: {e.unapplied()}."
-        if node is None:
+        if node_index is None:
             return "Nothing to export: " + (e.message or "no node is selected and none satisfies the question.")
-        r = e.answer.node(int(node))
+        r = e.answer.node(int(node_index))
         if r.satisfies:
             return ""
         text = (f"Node {list(r.vector)} cannot be exported: it does not satisfy k = {e.k} within MaxSup = "
                 f"{e.max_sup} (it needs {r.suppressed} suppressed rows)")
-        failing = e.failing_models(int(node))
+        failing = e.failing_models(int(node_index))
         return text + (f"; it fails the privacy models: {failing}." if failing else ".")
 
     def counts(self) -> dict:
         """Rows the export writes and suppresses, by reason (the report's ``counts``), computed once
         per decision: the view asks again on every tap of the same node."""
-        spec = self.spec()
-        key = decision_key(spec, False)
+        decision = self.decision()
+        key = decision_key(decision, False)
         if self._counts is None or self._counts[0] != key:
-            self._counts = (key, spec, spec.suppression().counts(self.explorer.dataset.n_rows))
+            self._counts = (key, decision, decision.suppression().counts(self.explorer.dataset.n_rows))
         return self._counts[2]
 
     def write(self, path: str | Path) -> Published:
@@ -112,7 +112,7 @@ class ExportState(param.Parameterized):
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)
-        return self.spec().write(path, self.options())
+        return self.decision().write(path, self.options())
 
     def options(self) -> OutputOptions:
         """How the export writes: the release options the CLI's ``release`` has flags for."""
@@ -123,8 +123,8 @@ class ExportState(param.Parameterized):
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)
-        spec = self.spec()
-        key, options = decision_key(spec, self.escape, self.publish_reference), self.options()
+        decision = self.decision()
+        key, options = decision_key(decision, self.escape, self.publish_reference), self.options()
         if self._cache is None or self._cache[0] != key:
-            self._cache = (key, spec, written_bytes(lambda path: spec.write(path, options), FILE))
+            self._cache = (key, decision, written_bytes(lambda path: decision.write(path, options), FILE))
         return self._cache[2]

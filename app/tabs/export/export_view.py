@@ -51,13 +51,13 @@ class ExportView(pn.viewable.Viewer):
         if i is None:
             self.note.object, self.counts.object = "Nothing to release.", ""
             return
-        spec = s.spec()
-        how = "selected node" if spec.chosen_by == "node" else f"preferred by {s.explorer.policy}"
-        c = spec.criteria
+        decision = s.decision()
+        how = "selected node" if decision.chosen_by == "node" else f"preferred by {s.explorer.policy}"
+        c = decision.criteria
         models = ", ".join(m.describe() for m in c.models)  # the models' own words, no data
         self.note.object = (
-            f"Releases node <span id='export-node'>{list(spec.node)}</span> ({how}) for k = {c.k.k}, MaxSup = "
-            f"{spec.max_sup} rows" + (f", {models} on {shown(c.sensitive.attribute)}" if models else "")
+            f"Releases node <span id='export-node'>{list(decision.node)}</span> ({how}) for k = {c.k.k}, MaxSup = "
+            f"{decision.max_sup} rows" + (f", {models} on {shown(c.sensitive.attribute)}" if models else "")
             + ". The file is read back and re-checked before it is offered; its report gives the same counts, and "
             "its page (HTML, printable) the decision, class sizes, risk and utility for a person to read.")
         c = s.counts()

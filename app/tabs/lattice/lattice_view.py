@@ -141,9 +141,9 @@ class LatticeView(pn.viewable.Viewer):
                              "status": bars["status"], "height": bars["height"]})
 
     # --- keeping the figures current -----------------------------------------------------------------
-    def _on_tap(self, node: int) -> None:
-        if self._ready() and 0 <= node < self.state.explorer.lattice.size:
-            self.state.explorer.selected = node
+    def _on_tap(self, node_index: int) -> None:
+        if self._ready() and 0 <= node_index < self.state.explorer.lattice.size:
+            self.state.explorer.selected = node_index
 
     def _fill(self, fig: LatticeFigure, whole: bool) -> None:
         """Put what is drawn now into ``fig``'s sources (``whole``: the nodes too, else rings and band)."""

@@ -19,7 +19,7 @@ from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.anonymize import SequentialRelease
 from microrelease.core.sequential.attacks import ATTACKER_TEXT, attack_figures, plan_attacks
 from microrelease.core.sequential.event_codes import split_label
-from microrelease.core.sequential.guarantee import check_release, released_records
+from microrelease.core.sequential.guarantee import released_records, verify_release
 from microrelease.core.sequential.pipeline import anonymize_sequential
 from microrelease.core.sequential.rt_data import SequentialData, load_sequential
 from microrelease.core.sequential.study import EVENT, VISIT, WHEN, load_study
@@ -90,7 +90,7 @@ def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
                       {s.name: release.tables[s.name] for s in data.satellites})
     else:
         base = anonymize_sequential(data, k, relational_only=relational_only)
-        shared = int(check_release(base.entities, base.events, entity_id="patient_id", qi=data.qi,
+        shared = int(verify_release(base.entities, base.events, entity_id="patient_id", qi=data.qi,
                                    sequence_key="visit_id", order_by="day", code="code").min())
         shown = Shown(base, base.entities, base.events, {})
     released = released_records(data, shown.entities, shown.events, shown.base.intervals)

@@ -44,7 +44,7 @@ def vector_text(levels) -> str:
     return "(" + ", ".join(str(int(d)) for d in levels) + ")"
 
 
-def is_top_check(probe: Probe, max_height: int) -> bool:
+def is_top_probe(probe: Probe, max_height: int) -> bool:
     """The probe Find_vector adds once the bounds have met, to test the top it never reached."""
     return probe.low == probe.high and probe.tried == max_height
 

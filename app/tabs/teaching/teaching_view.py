@@ -19,7 +19,7 @@ from microrelease.app.tabs.teaching.teaching_state import (
     VT_FIRST,
     VT_LIMIT,
     TeachingState,
-    is_top_check,
+    is_top_probe,
     pairs_check,
 )
 from microrelease.app.text import shown, shown_html
@@ -136,7 +136,7 @@ class TeachingView(pn.viewable.Viewer):
         tested = vectors(p.tested[:SHOWN_TESTED]) + (f" … (the first {SHOWN_TESTED} shown)"
                                                       if len(p.tested) > SHOWN_TESTED else "")
         head = f"**Probe <span id='fv-step'>{i + 1}</span> of <span id='fv-steps'>{n}</span>.** "
-        if is_top_check(p, e.lattice.max_height):
+        if is_top_probe(p, e.lattice.max_height):
             where = ("No height tried so far has a satisfying vector, and the bounds have met at the top, which "
                      f"was never tested: **try height <span id='fv-try'>{p.tried}</span>** (the top).")
         else:

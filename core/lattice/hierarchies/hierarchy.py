@@ -113,7 +113,7 @@ class Hierarchy:
         str
             Its name.
         """
-        self._check_level(level)
+        self._validate_level(level)
         return self.level_names[level]
 
     def generalize(self, values: Iterable[str], level: int) -> list[str]:
@@ -136,7 +136,7 @@ class Hierarchy:
         >>> taxonomy("sex", {"M": "*", "F": "*"}).generalize(["M", "F"], 1)
         ['*', '*']
         """
-        self._check_level(level)
+        self._validate_level(level)
         codes = self.encode(values if isinstance(values, pd.Series) else list(values))
         return np.asarray(self.labels[level], dtype=object)[self.codes[level][codes]].tolist()
 
@@ -210,7 +210,7 @@ class Hierarchy:
         """The hierarchy as a table: one row per ground value, one column per level."""
         return pd.DataFrame(list(self.rows), columns=list(self.level_names))
 
-    def _check_level(self, level: int) -> None:
+    def _validate_level(self, level: int) -> None:
         if not 0 <= level <= self.height:
             raise HierarchyError(self.attribute, f"level {level} outside 0..{self.height}")
 

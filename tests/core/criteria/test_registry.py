@@ -41,9 +41,9 @@ def test_every_criterion_declares_the_protocol_and_its_spec_round_trips(name):
     assert parse_criterion(cls.parameter, criterion.spec()) == criterion
     assert criterion.describe() and cls in spec_parameters()[cls.parameter]
     if cls.scope is Scope.CLASS:
-        assert callable(criterion.passes) and Statistic.RELEASED_SIZES not in criterion.needs()
+        assert callable(criterion.satisfies) and Statistic.RELEASED_SIZES not in criterion.needs()
     else:
-        assert callable(criterion.table_figure) and callable(criterion.holds)
+        assert callable(criterion.table_figure) and callable(criterion.satisfies_value)
         assert criterion.needs() == {Statistic.RELEASED_SIZES}
 
 
@@ -184,6 +184,6 @@ def test_k_map_with_l_diversity_suppresses_the_classes_brute_force_finds(data, k
 
 def test_class_view_says_which_statistic_was_not_counted():
     view = ClassView(np.array([3, 1]))
-    assert list(KAnonymity(2).passes(view)) == [True, False]
+    assert list(KAnonymity(2).satisfies(view)) == [True, False]
     with pytest.raises(ValueError, match="without the population"):
-        KMap(2).passes(view)
+        KMap(2).satisfies(view)

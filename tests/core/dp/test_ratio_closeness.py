@@ -43,7 +43,7 @@ def value_bins(values: pd.Series, bounds=None, bins=4, cuts=None) -> pd.Series:
     return pd.cut(values.clip(lo, hi), edges, right=False, labels=False)
 
 
-def check_release(table: pd.DataFrame, qi: list[str], confidential: str, r, *, epsilon: float, k: int,
+def verify_release(table: pd.DataFrame, qi: list[str], confidential: str, r, *, epsilon: float, k: int,
                   bins: pd.Series) -> pd.Series:
     """Everything the release promises, from its released frame; returns the classes found there."""
     released = r.released
@@ -80,7 +80,7 @@ def check_release(table: pd.DataFrame, qi: list[str], confidential: str, r, *, e
 def test_census_classes_are_k_anonymous_and_within_the_bound(census, census_at_1, method, epsilon):
     r = (census_at_1 if (method, epsilon) == (ratio_closeness_release, 1.0)
          else method(census, QI, "PEARNVAL", epsilon=epsilon, k=5, bounds=(0, 1e5), bins=4))
-    check_release(census, QI, "PEARNVAL", r, epsilon=epsilon, k=5,
+    verify_release(census, QI, "PEARNVAL", r, epsilon=epsilon, k=5,
                   bins=value_bins(census["PEARNVAL"], bounds=(0, 1e5), bins=4))
     assert r.clamped == 0 and r.method == ("ratio-partition" if method is ratio_closeness_release
                                           else "stratified-baseline")
@@ -111,7 +111,7 @@ def test_a_bin_absent_from_the_table_sets_no_constraint(census, census_at_1):
     # 8 bins of 25,000 over (0, 2e5): the top four are empty, the rest are the 4 bins over (0, 1e5)
     wide = ratio_closeness_release(census, QI, "PEARNVAL", epsilon=1, k=5, bounds=(0, 2e5), bins=8)
     assert wide.bin_counts[4:] == (0, 0, 0, 0)
-    check_release(census, QI, "PEARNVAL", wide, epsilon=1, k=5,
+    verify_release(census, QI, "PEARNVAL", wide, epsilon=1, k=5,
                   bins=value_bins(census["PEARNVAL"], bounds=(0, 2e5), bins=8))
     narrow = census_at_1
     np.testing.assert_array_equal(wide.classes, narrow.classes)
@@ -121,7 +121,7 @@ def test_a_bin_absent_from_the_table_sets_no_constraint(census, census_at_1):
 def test_values_outside_the_bounds_are_clamped_and_counted(census):
     r = ratio_closeness_release(census, QI, "PEARNVAL", epsilon=2, k=5, bounds=(1000, 5e4), bins=3)
     assert r.clamped == int(((census["PEARNVAL"] < 1000) | (census["PEARNVAL"] > 5e4)).sum()) > 0
-    check_release(census, QI, "PEARNVAL", r, epsilon=2, k=5,
+    verify_release(census, QI, "PEARNVAL", r, epsilon=2, k=5,
                   bins=value_bins(census["PEARNVAL"], bounds=(1000, 5e4), bins=3))
 
 
@@ -129,7 +129,7 @@ def test_declared_cuts_make_right_closed_bins(census):
     cuts = [20000, 39000, 60000]  # 39000 is a data value: it belongs to the second bin
     assert (census["PEARNVAL"] == 39000).any()
     r = ratio_closeness_release(census, QI, "PEARNVAL", epsilon=1, k=5, cuts=cuts)
-    check_release(census, QI, "PEARNVAL", r, epsilon=1, k=5, bins=value_bins(census["PEARNVAL"], cuts=cuts))
+    verify_release(census, QI, "PEARNVAL", r, epsilon=1, k=5, bins=value_bins(census["PEARNVAL"], cuts=cuts))
     assert r.cuts == tuple(float(c) for c in cuts) and r.clamped == 0
 
 
@@ -150,7 +150,7 @@ def test_a_bin_with_one_record_leaves_one_class_and_says_why():
 def test_a_rare_bin_limits_the_classes_to_its_records():
     table = small_table(60, rare=4)
     r = ratio_closeness_release(table, ["a", "b"], "secret", epsilon=2, k=3, cuts=[5])
-    classes = check_release(table, ["a", "b"], "secret", r, epsilon=2, k=3,
+    classes = verify_release(table, ["a", "b"], "secret", r, epsilon=2, k=3,
                             bins=value_bins(table["secret"], cuts=[5]))
     # every class needs one of the 4 rare records (share 1/15), within a class of 15/e to 15e records:
     # 4 classes of 15 fit, and no more can
@@ -231,7 +231,7 @@ def small_cases(draw, max_rows: int = 30):
 def test_random_tables_meet_the_bound_and_k(case, method):
     table, epsilon, k, binning = case
     r = method(table, ["a", "b"], "secret", epsilon=epsilon, k=k, **binning)
-    check_release(table, ["a", "b"], "secret", r, epsilon=epsilon, k=k, bins=value_bins(table["secret"], **binning))
+    verify_release(table, ["a", "b"], "secret", r, epsilon=epsilon, k=k, bins=value_bins(table["secret"], **binning))
 
 
 def partitions(items: list[int]):

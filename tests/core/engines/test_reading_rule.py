@@ -9,7 +9,7 @@ from malformed_csv import HEADER, MALFORMED, ROW  # shared with the dashboard up
 
 from microrelease.app.cli import main
 from microrelease.core import DataError
-from microrelease.core.data.reading import check_csv, read_table
+from microrelease.core.data.reading import read_table, validate_csv
 from microrelease.core.engines import Source
 from microrelease.core.engines.summary import summarize
 
@@ -54,7 +54,7 @@ def test_the_api_and_read_table_raise_the_same_error(tmp_path, name):
     path = tmp_path / "t.csv"
     path.write_bytes(data)
     messages = set()
-    for read in (lambda: read_table(path, sep=","), lambda: check_csv(path, ","),
+    for read in (lambda: read_table(path, sep=","), lambda: validate_csv(path, ","),
                  lambda: Source.of(path, sep=",").columns(),
                  lambda: summarize(path, qi=["age"], hierarchies={}, engine="duckdb")):
         with pytest.raises(DataError) as caught:
@@ -67,7 +67,7 @@ def test_well_formed_files_pass_and_blank_lines_are_counted(tmp_path):
     path = tmp_path / "ok.csv"
     # quotes (a separator and a line end inside one), CRLF line ends, a BOM, blank lines, no final newline
     path.write_bytes(b'\xef\xbb\xbfa,b\r\n"1,5","x\ny"\r\n\r\n2,z\r\n\r\n3,"w"')
-    shape = check_csv(path, ",")
+    shape = validate_csv(path, ",")
     assert shape.columns == ("a", "b") and shape.rows == 3 and shape.blank_lines == 2
     table = read_table(path, sep=",")
     assert table["a"].tolist() == ["1,5", "2", "3"] and table.attrs["blank_lines_skipped"] == 2
@@ -80,7 +80,7 @@ def test_a_line_longer_than_a_block_is_read_whole(tmp_path, monkeypatch):
     path = tmp_path / "long.csv"
     path.write_bytes(b"a,b\n" + b"x" * 100 + b",y\n1,2\n" + b"3\n")
     with pytest.raises(DataError, match=r"long\.csv: line 4 has 1 field\(s\) where the header has 2"):
-        check_csv(path, ",")
+        validate_csv(path, ",")
 
 
 @pytest.mark.parametrize("engine", ["pandas", "duckdb"])
@@ -126,23 +126,23 @@ def test_the_fast_count_agrees_with_the_csv_module_on_quoted_values(tmp_path, mo
     csv.writer(text, lineterminator="\n").writerows([["p", "q", "r"], *rows])
     path = tmp_path / "q.csv"
     path.write_text(text.getvalue(), encoding="utf-8", newline="")
-    shape = check_csv(path, ",")
+    shape = validate_csv(path, ",")
     assert shape.columns == ("p", "q", "r") and shape.rows == len(rows)
     assert read_table(path, sep=",").values.tolist() == rows
     short = text.getvalue() + "1,2\n"  # the physical line of the short row, after the quoted line ends
     path.write_text(short, encoding="utf-8", newline="")
     line = short.count("\n")
     with pytest.raises(DataError, match=rf"q\.csv: line {line} has 2 field\(s\) where the header has 3"):
-        check_csv(path, ",")
+        validate_csv(path, ",")
 
 
 def test_a_literal_quote_inside_a_value_passes_and_text_after_a_closing_quote_is_refused(tmp_path):
     path = tmp_path / "q.csv"
     path.write_bytes(b'a,b\nab"c,d\n1,2\n')  # every engine reads ab"c as it is
-    assert check_csv(path, ",").rows == 2
+    assert validate_csv(path, ",").rows == 2
     path.write_bytes(b'a,b\n1,2\n"ab"c,d\n')
     with pytest.raises(DataError, match=r"q\.csv: line 3 cannot be read as CSV: ',' expected after '\"'"):
-        check_csv(path, ",")
+        validate_csv(path, ",")
 
 
 def test_the_csv_module_takes_over_mid_file_with_the_right_line_numbers(tmp_path, monkeypatch):
@@ -154,10 +154,10 @@ def test_the_csv_module_takes_over_mid_file_with_the_right_line_numbers(tmp_path
     good = [b"a,b\n"] + [b"1,2\n"] * 40
     path.write_bytes(b"".join([*good, b'x"y,3\n', *[b"1,2\n"] * 40, b"4\n"]))  # a literal quote on line 42
     with pytest.raises(DataError, match=r"q\.csv: line 83 has 1 field\(s\) where the header has 2"):
-        check_csv(path, ",")
+        validate_csv(path, ",")
     path.write_bytes(b"".join([*good, b'"open,3\n', *[b"1,2\n"] * 200]))
     with pytest.raises(DataError, match=r"q\.csv: line 42 has a quoted value that is never closed"):
-        check_csv(path, ",")
+        validate_csv(path, ",")
 
 
 @pytest.mark.parametrize("quote", [b"", b'"q",'])

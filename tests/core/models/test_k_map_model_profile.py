@@ -67,7 +67,7 @@ def _fails(model, counts: np.ndarray, table: np.ndarray) -> bool:
         m = len(p)
         emd = sum(abs(float(np.sum(p[:i + 1] - table_p[:i + 1]))) for i in range(m - 1)) / (m - 1) if m > 1 else 0.0
         return emd > model.t + TOLERANCE
-    return not bool(model.passes_counts(counts[None, :], table)[0])  # hierarchical: the model's one-class check
+    return not bool(model.satisfies_counts(counts[None, :], table)[0])  # hierarchical: the model's one-class check
 
 
 def brute_node(case, secret, extra, labels, models, big_k, node, table):

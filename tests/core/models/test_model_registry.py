@@ -74,13 +74,13 @@ def test_registered_class_declares_what_the_registry_needs(name):
     assert eval(repr(model), {cls.__name__: cls}) == model  # noqa: S307 - our own repr
     with pytest.raises(dataclasses.FrozenInstanceError):
         model.t = 1  # type: ignore[misc]
-    assert model.bind(sensitive_frequency(small_dataset(), "secret", SECRET)).check(4, "'secret'") is not None
+    assert model.bind(sensitive_frequency(small_dataset(), "secret", SECRET)).validate(4, "'secret'") is not None
     assert Statistic.VALUE_COUNTS in model.needs() and model.needs() <= set(Statistic)
     assert isinstance(model.kernel_code(), KernelCode) and isinstance(model.kernel_code().kind, int)
     assert isinstance(model.describe(), str) and model.describe()
     counts = np.array([[3.0, 0, 0, 1], [1, 1, 1, 1], [0, 2, 0, 0]])
     table = counts.sum(axis=0)
-    assert model.passes_counts(counts, table).dtype == bool and model.statistic(counts, table).shape == (3,)
+    assert model.satisfies_counts(counts, table).dtype == bool and model.statistic(counts, table).shape == (3,)
 
 
 @pytest.mark.parametrize("name", sorted(PRIVACY_MODELS))

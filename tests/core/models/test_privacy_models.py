@@ -111,7 +111,7 @@ def test_hierarchical_emd_equals_the_transport_lp(rows, data):
 
 # --- brute force on random tables ------------------------------------------------------------
 
-def brute_passes(model, values: list[str], table_values: list[str], order: list[str]) -> bool:
+def brute_satisfies(model, values: list[str], table_values: list[str], order: list[str]) -> bool:
     """The models' definitions written plainly, one class at a time."""
     counts = [values.count(v) for v in order]
     n = len(values)
@@ -168,7 +168,7 @@ def test_model_profile_matches_brute_force_is_monotone_and_releases_only_passing
         for row, secret in zip(case.table, secrets, strict=True):
             classes.setdefault(tuple(maps[i][d][row[i]] for i, d in enumerate(v)), []).append(secret)
         expected = sum(len(vals) for vals in classes.values()
-                       if len(vals) < case.k or not brute_passes(model, vals, secrets, order))
+                       if len(vals) < case.k or not brute_satisfies(model, vals, secrets, order))
         assert stats.suppressed[ds.lattice.index(v)] == expected
     # The declared monotonicity holds. Without suppression (the published sense): where no class
     # fails the model, no class fails it higher up either. With suppression: the rows failing it
@@ -184,7 +184,7 @@ def test_model_profile_matches_brute_force_is_monotone_and_releases_only_passing
     v = all_nodes(case.heights)[-1 if len(secrets) % 2 else 0]
     released = generalize(ds, v, case.k, sensitive_frequency=sf, models=[model]).released
     for _, values in released.groupby(case.names)["secret"]:
-        assert len(values) >= case.k and brute_passes(model, list(values), secrets, order)
+        assert len(values) >= case.k and brute_satisfies(model, list(values), secrets, order)
     # the k-minimal set is exact: satisfying, and no satisfying node anywhere below
     answer = query(profile, case.k, case.max_sup)
     nodes = all_nodes(case.heights)

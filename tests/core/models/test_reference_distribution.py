@@ -2,7 +2,7 @@
 default which distribution and the worst class against it and against the file's own, without the
 input's counts (minus the file's they give the suppressed rows' sensitive values); on request
 (``publish_reference``) the counts, and the written file's re-check measures against them.
-``check_against_report`` re-checks from the report and the file (and the input, given). Every
+``verify_against_report`` re-checks from the report and the file (and the input, given). Every
 expected EMD here is computed from the written file with plain pandas and the definitions
 (½Σ|p − q|, scipy's 1-D Wasserstein distance, a transport linear program), never with the code
 under test."""
@@ -30,7 +30,7 @@ from microrelease.core import (
 )
 from microrelease.core.exceptions import DataError, VerificationError
 from microrelease.core.lattice import node_release as release_module
-from microrelease.core.lattice.reference_check import ReferenceCheck, check_against_report
+from microrelease.core.lattice.reference_check import ReferenceVerification, verify_against_report
 
 # adult, salary-class, 0.5-closeness, k = 5: suppression moves the file's distribution enough that
 # the worst class passes against the input and fails against the file
@@ -130,14 +130,14 @@ def test_the_verification_line_gives_both_figures(adult, which):
 
 
 def assert_input_figures(adult, checked):
-    assert checked.worst == pytest.approx(adult["vs_input"].max(), abs=1e-12) and checked.passes
+    assert checked.worst == pytest.approx(adult["vs_input"].max(), abs=1e-12) and checked.satisfies
     by_class = dict(zip(checked.classes, checked.distances, strict=True))
     for key, expected in adult["vs_input"].items():
         assert by_class[key] == pytest.approx(expected, abs=1e-12)
 
 
 def assert_file_figures(adult, checked):
-    assert checked.file_worst == pytest.approx(adult["vs_file"].max(), abs=1e-12) and not checked.file_passes
+    assert checked.file_worst == pytest.approx(adult["vs_file"].max(), abs=1e-12) and not checked.file_satisfies
     assert checked.file_failing == int((adult["vs_file"] > T).sum())
     by_class = dict(zip(checked.classes, checked.file_distances, strict=True))
     for key, expected in adult["vs_file"].items():
@@ -145,18 +145,18 @@ def assert_file_figures(adult, checked):
 
 
 def test_check_without_counts_or_input_gives_the_file_figures_and_says_what_it_cannot(adult):
-    checked = check_against_report(adult["tmp"] / "out.report.json")
-    assert isinstance(checked, ReferenceCheck) and checked.attribute == "salary-class" and checked.t == T
+    checked = verify_against_report(adult["tmp"] / "out.report.json")
+    assert isinstance(checked, ReferenceVerification) and checked.attribute == "salary-class" and checked.t == T
     assert len(checked.classes) == len(checked.file_distances) == 341
     assert_file_figures(adult, checked)
-    assert checked.distances is checked.worst is checked.passes is None and checked.reference == ""
+    assert checked.distances is checked.worst is checked.satisfies is None and checked.reference == ""
     assert "cannot be checked without them or the input" in checked.unchecked
 
 
 def test_check_with_the_input_agrees_with_the_published_counts(adult):
-    from_input = check_against_report(adult["tmp"] / "out.report.json", input=adult["input"])
-    from_counts = check_against_report(adult["tmp"] / "counts.report.json")
-    both = check_against_report(adult["tmp"] / "counts.report.json", input=adult["input"])
+    from_input = verify_against_report(adult["tmp"] / "out.report.json", input=adult["input"])
+    from_counts = verify_against_report(adult["tmp"] / "counts.report.json")
+    both = verify_against_report(adult["tmp"] / "counts.report.json", input=adult["input"])
     for checked, source in ((from_input, "input"), (from_counts, "report"), (both, "report")):
         assert checked.reference == source and checked.unchecked == ""
         assert_input_figures(adult, checked)
@@ -167,16 +167,16 @@ def test_check_with_the_input_agrees_with_the_published_counts(adult):
 
 def test_check_reads_the_named_file_not_another(adult, tmp_path):
     with pytest.raises(DataError, match="data file not found: .*elsewhere.csv"):  # data_path: that file, not the named
-        check_against_report(adult["tmp"] / "out.report.json", adult["tmp"] / "elsewhere.csv")
+        verify_against_report(adult["tmp"] / "out.report.json", adult["tmp"] / "elsewhere.csv")
     copy = tmp_path / "copy.csv"
     shutil.copy(adult["tmp"] / "out.csv", copy)  # the same bytes under another name: the released file
-    assert check_against_report(adult["tmp"] / "out.report.json", copy).file_worst == pytest.approx(
+    assert verify_against_report(adult["tmp"] / "out.report.json", copy).file_worst == pytest.approx(
         adult["vs_file"].max(), abs=1e-12)
 
 
 def one_line(match: str, report_path, data=None, **options) -> str:
     with pytest.raises(VerificationError, match=match) as failed:
-        check_against_report(report_path, data, **options)
+        verify_against_report(report_path, data, **options)
     assert "\n" not in str(failed.value)
     return str(failed.value)
 
@@ -266,7 +266,7 @@ def test_a_reader_rechecks_from_the_report_counts(adult, tmp_path):
                                                             failing_vs_reference=int((emds > T).sum()))
 
     forged = edited(adult, tmp_path, consistent, "counts")
-    assert pd.Series(check_against_report(forged).distances).max() == pytest.approx(emds.max(), abs=1e-12)
+    assert pd.Series(verify_against_report(forged).distances).max() == pytest.approx(emds.max(), abs=1e-12)
     one_line("reference_distribution.counts: '<=50K' counted 21154, the input holds 22654", forged, input=adult["input"])
 
 
@@ -341,8 +341,8 @@ def test_the_default_report_does_not_give_away_the_outliers_diagnosis(tmp_path):
         assert all(("HIV" in text) == publish for text in texts)
     ref = report["reference_distribution"]  # published: minus the file's counts, exactly the outlier's value
     assert (ref["values"], ref["counts"]) == (["HIV", "cancer", "cold", "flu"], [1, 15, 18, 7])
-    checked = check_against_report(tmp_path / "out_False.report.json", input=data)
-    assert checked.reference == "input" and checked.passes and checked.file_passes
+    checked = verify_against_report(tmp_path / "out_False.report.json", input=data)
+    assert checked.reference == "input" and checked.satisfies and checked.file_satisfies
 
 
 def transport_emd(p, q, ground) -> float:
@@ -393,7 +393,7 @@ def test_hierarchical_reference_in_leaf_order_rechecked_by_a_reader(tmp_path, pu
     p = grid.div(grid.sum(axis=1), axis=0).to_numpy()
     q_input = present[leaves].to_numpy() / 8
     q_file = written["disease"].value_counts().reindex(leaves, fill_value=0).to_numpy() / len(written)
-    checked = check_against_report(tmp_path / "disease.report.json", input=tmp_path / "input.csv")
+    checked = verify_against_report(tmp_path / "disease.report.json", input=tmp_path / "input.csv")
     assert checked.classes == (("A*",), ("B*",))
     assert checked.distances == pytest.approx([transport_emd(row, q_input, ground) for row in p], abs=1e-9)
     assert checked.file_distances == pytest.approx([transport_emd(row, q_file, ground) for row in p], abs=1e-9)
@@ -408,7 +408,7 @@ def test_a_hierarchy_published_without_counts_lists_only_the_values_the_file_hol
     assert "ulcer" not in (tmp_path / "disease.report.json").read_text()
     one_line("reference_distribution.hierarchy: value 'ulcer' is not a leaf of it; give hierarchy=",
              tmp_path / "disease.report.json", input=tmp_path / "input.csv")
-    checked = check_against_report(tmp_path / "disease.report.json", input=tmp_path / "input.csv", hierarchy=hierarchy)
+    checked = verify_against_report(tmp_path / "disease.report.json", input=tmp_path / "input.csv", hierarchy=hierarchy)
     assert checked.reference == "input" and len(checked.distances) == 2
 
 
@@ -420,7 +420,7 @@ def test_ordered_figures_against_the_file_rank_the_values_the_file_holds(tmp_pat
     written = pd.read_csv(out, dtype=str, keep_default_na=False)
     on_input = {"2": 0.0, "9": 1 / 3, "10": 2 / 3, "11": 1.0}  # rank / (m − 1): the ordered distance
     on_file = {"2": 0.0, "9": 0.5, "10": 1.0}  # the file's own values only: what a reader of it can rank
-    checked = check_against_report(tmp_path / "score.report.json")
+    checked = verify_against_report(tmp_path / "score.report.json")
     for key, distance, own in zip(checked.classes, checked.distances, checked.file_distances, strict=True):
         scores = written.loc[written["zip"] == key[0], "score"]
         assert distance == pytest.approx(wasserstein_distance(scores.map(on_input), table["score"].map(on_input)),
@@ -461,7 +461,7 @@ def test_a_formula_value_written_escaped_is_matched_to_its_reference_value(tmp_p
     back = pd.read_csv(tmp_path / "out.csv", dtype=str) if suffix == "csv" else pd.read_parquet(tmp_path / "out.parquet")
     assert "'=HYPERLINK(1)" in set(back["disease"])  # the file holds it escaped
     raw = back.replace({"disease": {"'=HYPERLINK(1)": "=HYPERLINK(1)"}})
-    checked = check_against_report(tmp_path / "out.report.json")
+    checked = verify_against_report(tmp_path / "out.report.json")
     assert checked.file_distances == pytest.approx(list(equal_emds(raw, ["zip"], "disease", raw["disease"].value_counts())),
                                                    abs=1e-12)
     if publish:
@@ -494,6 +494,6 @@ def test_any_field_of_the_wrong_kind_is_refused_in_one_line_never_a_crash(tmp_pa
             path.write_text(json.dumps(report))
             for options in ({}, {"input": tmp_path / "input.csv"}):
                 try:
-                    check_against_report(path, tmp_path / "disease.csv", **options)
+                    verify_against_report(path, tmp_path / "disease.csv", **options)
                 except VerificationError as exc:
                     assert "\n" not in str(exc), (field, wrong)

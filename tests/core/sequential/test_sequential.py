@@ -13,7 +13,7 @@ from microrelease.core import CoverageError, DataError, Hierarchy, InvalidParame
 from microrelease.core.data.samples import sample_data_folder
 from microrelease.core.sequential.attacks import subsequence_attack
 from microrelease.core.sequential.cost import CostModel, CostWeights, ncp_matrix
-from microrelease.core.sequential.guarantee import check_release
+from microrelease.core.sequential.guarantee import verify_release
 from microrelease.core.sequential.pipeline import anonymize_sequential
 from microrelease.core.sequential.rt_data import load_sequential
 
@@ -36,7 +36,7 @@ def hospital(every: int = 1):
 
 
 def check(data, release):
-    return check_release(release.entities, release.events, entity_id=data.entity_id, qi=data.qi,
+    return verify_release(release.entities, release.events, entity_id=data.entity_id, qi=data.qi,
                          sequence_key=data.sequence_key, order_by=data.order_by, code=data.code)
 
 
@@ -113,14 +113,14 @@ def random_sequential(draw):
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(random_sequential(), st.sampled_from(["greedy", "ranking"]))
-def test_groups_generalizations_identifiers_and_accounting(case, variant):
+def test_groups_generalizations_identifiers_and_accounting(case, method):
     visits, ages, k = case
     entities = pd.DataFrame({"id": list(visits), "name": [f"secret-{e}" for e in visits], "age": ages})
     events = pd.DataFrame([(e, f"{e}-{v}", day, code) for e, vs in visits.items() for v, (day, codes) in enumerate(vs)
                            for code in codes], columns=["id", "visit", "day", "code"])
     data = load_sequential(entities, events, entity_id="id", qi=["age"], sequence_key="visit", order_by="day",
                            code="code", code_hierarchy=CODES, hierarchies={"age": AGE}, identifiers=["name"])
-    release = anonymize_sequential(data, k, variant=variant)
+    release = anonymize_sequential(data, k, method=method)
     assert np.bincount(release.groups).min() >= k  # groups of at least k
     assert sorted(release.entities["id"]) == sorted(release.pseudonym)  # each entity exactly once
     assert check(data, release).min() >= k

@@ -18,7 +18,7 @@ from sweeps import sweep
 
 from microrelease.core import DataError, Hierarchy, InvalidParameterError, load_dataset
 from microrelease.core.sequential.cost import CostWeights
-from microrelease.core.sequential.guarantee import check_release
+from microrelease.core.sequential.guarantee import verify_release
 from microrelease.core.sequential.pipeline import anonymize_sequential, write_sequential
 from microrelease.core.sequential.rt_data import load_sequential
 
@@ -117,7 +117,7 @@ def test_every_written_interval_contains_its_source_times(tmp_path, kind, seed, 
     write_sequential(release, data, tmp_path / "out")
     written = pd.read_csv(tmp_path / "out" / "events.csv", dtype=str, keep_default_na=False)
     ents = pd.read_csv(tmp_path / "out" / "entities.csv", dtype=str, keep_default_na=False)
-    assert check_release(ents, written, entity_id="id", qi=["age"], sequence_key="visit", order_by="day",
+    assert verify_release(ents, written, entity_id="id", qi=["age"], sequence_key="visit", order_by="day",
                          code="code").min() >= k
     visits = released_visits(written, kind)
     code_anc = ancestors(CODES)
@@ -184,7 +184,7 @@ def test_blank_qi_cells_are_a_value_of_their_own_as_in_search():
     ages = release.entities.set_index("id").loc[release.pseudonym, "age"].tolist()
     # the two blanks share a value below the top; blank and 25 meet only at the top
     assert ages[:2] in (["", ""], ["*", "*"]) and all(a in ("", "*", "20s") for a in ages)
-    assert check_release(release.entities, release.events, entity_id="id", qi=["age"], sequence_key="visit",
+    assert verify_release(release.entities, release.events, entity_id="id", qi=["age"], sequence_key="visit",
                          order_by="day", code="code").min() >= 2
 
 
