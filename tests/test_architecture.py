@@ -319,3 +319,20 @@ def test_no_package_exports_a_name_its_submodule_also_has():
     clashes = {p.__name__: sorted({s.name for s in pkgutil.iter_modules(p.__path__)} & set(getattr(p, "__all__", ())))
                for p in packages}
     assert len(packages) > 10 and {name: c for name, c in clashes.items() if c} == {}
+
+
+def test_each_lazy_package_names_the_module_of_every_exported_name_and_no_other():
+    """A subpackage loading its names on first use (microrelease.core.lazy_exports) keeps its table of
+    modules and its ``__all__`` as one list: a name in one and not the other would be unreachable or
+    undocumented."""
+    import importlib
+
+    lazy = []
+    for init in sorted((ROOT / "core").rglob("__init__.py")):
+        if "lazy_exports(__name__, _MODULES)" in init.read_text():
+            package = importlib.import_module("microrelease." + ".".join(init.parent.relative_to(ROOT).parts))
+            listed = [name for names in package._MODULES.values() for name in names]
+            assert sorted(listed) == sorted(package.__all__) and len(set(listed)) == len(listed), package.__name__
+            assert all(getattr(package, name) is not None for name in package.__all__)
+            lazy.append(package.__name__)
+    assert len(lazy) >= 6

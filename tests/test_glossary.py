@@ -27,8 +27,8 @@ BANNED_FUNCTIONS = {
     "passes": "satisfies",
     "satisfied": "satisfies",
     "passes_counts": "satisfies_counts",
-    "verify_release": "verify_release",
-    "verify_against_report": "verify_against_report",
+    "check_release": "verify_release",
+    "check_against_report": "verify_against_report",
 }
 # `check` in a function name: only a table audit (the CLI command's `check_k_anonymity`; the teaching
 # tab's audit of every QI pair)
@@ -39,7 +39,7 @@ BANNED_NAMES = {
     "variant": "method",
     "VARIANTS": "GROUPING_METHODS",
     "Check": "Verification",
-    "file_satisfies": "file_satisfies",
+    "file_passes": "file_satisfies",
 }
 INT_ANNOTATIONS = {"int", "int | None", "Optional[int]", "None | int"}
 

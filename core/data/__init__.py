@@ -1,7 +1,8 @@
 """The table and its attribute roles: reading, validating, encoding; the bundled samples."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from microrelease.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from microrelease.core.data.dataset import Dataset, load_dataset
@@ -16,27 +17,14 @@ if TYPE_CHECKING:
         sample_data_folder,
     )
 
-# The public names, each from its module, resolved on first use (PEP 562): importing this package
-# imports none of its modules, so no import circle and no extra import time (numba kernels).
+# The public names, each from its module, resolved on first use (see microrelease.core.lazy_exports).
 _MODULES = {
     "dataset": ["Dataset", "load_dataset"],
     "reading": ["read_table"],
     "roles": ["AttributeRole", "Schema"],
     "samples": ["MICRODATA_SAMPLES", "SAMPLES", "load_sample", "microdata_sample", "sample", "sample_data_folder"],
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """Samarati's k-anonymity by generalization and suppression (IEEE TKDE 2001)."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from microrelease.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from microrelease.core.lattice.distance_vectors import Lattice, Node
@@ -29,8 +30,7 @@ if TYPE_CHECKING:
     from microrelease.core.lattice.quality import QUALITY_MODELS
     from microrelease.core.lattice.search import Answer, find_vector, k_minimal, query
 
-# The public names, each from its module, resolved on first use (PEP 562): importing this package
-# imports none of its modules, so no import circle and no extra import time (numba kernels).
+# The public names, each from its module, resolved on first use (see microrelease.core.lazy_exports).
 _MODULES = {
     "distance_vectors": ["Lattice", "Node"],
     "frequency": ["FrequencySource"],
@@ -44,19 +44,7 @@ _MODULES = {
     "quality": ["QUALITY_MODELS"],
     "search": ["Answer", "find_vector", "k_minimal", "query"],
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 """Privacy models on a sensitive attribute beside k-anonymity: l-diversity and t-closeness."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from microrelease.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from microrelease.core.models.l_diversity import (
@@ -14,8 +15,7 @@ if TYPE_CHECKING:
     from microrelease.core.models.sensitive import SensitiveFrequency, prepare_models, sensitive_frequency
     from microrelease.core.models.t_closeness import TCloseness
 
-# The public names, each from its module, resolved on first use (PEP 562): importing this package
-# imports none of its modules, so no import circle and no extra import time (numba kernels).
+# The public names, each from its module, resolved on first use (see microrelease.core.lazy_exports).
 _MODULES = {
     "l_diversity": ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"],
     "model_profile": ["MODEL_STRATEGIES", "build_model_profile", "explain_node"],
@@ -23,19 +23,7 @@ _MODULES = {
     "sensitive": ["SensitiveFrequency", "prepare_models", "sensitive_frequency"],
     "t_closeness": ["TCloseness"],
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 __all__ = [

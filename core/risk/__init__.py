@@ -1,8 +1,9 @@
 """Re-identification risk models (prosecutor, journalist, marketer), population uniqueness and
 individual risk: estimated from class sizes, for a table or for every node of a lattice at once."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from microrelease.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from microrelease.core.risk.criteria import AverageRisk, PopulationUniqueness, RecordsAtRisk
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
     from microrelease.core.risk.reidentification import FIGURES, Risk, node_risk, population_sizes, table_risk
     from microrelease.core.risk.uniqueness import MODELS, dankar, uniqueness_by_node
 
-# The public names, each from its module, resolved on first use (PEP 562): importing this package
-# imports none of its modules, so no import circle and no extra import time (numba kernels).
+# The public names, each from its module, resolved on first use (see microrelease.core.lazy_exports).
 _MODULES = {
     "criteria": ["AverageRisk", "PopulationUniqueness", "RecordsAtRisk"],
     "individual": ["individual_risk", "reidentifications_by_node"],
@@ -26,19 +26,7 @@ _MODULES = {
     "reidentification": ["FIGURES", "Risk", "node_risk", "population_sizes", "table_risk"],
     "uniqueness": ["MODELS", "dankar", "uniqueness_by_node"],
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 __all__ = [

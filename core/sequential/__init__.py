@@ -1,8 +1,9 @@
 """Relational + sequential data (US patent 9,230,132; RT-anonymity): k-anonymize entities whose
 records span a relational table and sequences of sequences (e.g. patients and their visits)."""
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from microrelease.core.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from microrelease.core.sequential.anonymize import SequentialRelease, anonymize_groups
@@ -15,8 +16,7 @@ if TYPE_CHECKING:
     from microrelease.core.sequential.study_config import parse_study, read_study
     from microrelease.core.sequential.study_release import anonymize_study, write_study
 
-# The public names, each from its module, resolved on first use (PEP 562): importing this package
-# imports none of its modules, so no import circle and no extra import time (numba kernels).
+# The public names, each from its module, resolved on first use (see microrelease.core.lazy_exports).
 _MODULES = {
     "pipeline": ["anonymize_sequential", "write_sequential"],
     "rt_data": ["SequentialData", "load_sequential"],
@@ -28,19 +28,7 @@ _MODULES = {
     "anonymize": ["SequentialRelease", "anonymize_groups"],
     "cost": ["CostModel", "CostWeights"],
 }
-_HOMES = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_exports(__name__, _MODULES)
 
 
 __all__ = [
