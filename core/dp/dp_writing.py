@@ -32,20 +32,20 @@ from microrelease.core.release.table import (
 )
 
 
-def _checks(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
+def _verifications(release: DPRelease, back: pd.DataFrame, expected: pd.DataFrame, original: pd.DataFrame,
             identifiers: Sequence[str]) -> list[Verification]:
-    checks = shape_verifications(back, expected, identifiers)
-    if not all(c.passed for c in checks):
-        return checks
+    verifications = shape_verifications(back, expected, identifiers)
+    if not all(c.passed for c in verifications):
+        return verifications
     for name in back.columns:
         if name in release.attributes:
             finite = bool(np.isfinite(pd.to_numeric(back[name], errors="coerce")).all())
-            checks.append(Verification(f"{name} released with noise", finite, "every value a finite number"))
+            verifications.append(Verification(f"{name} released with noise", finite, "every value a finite number"))
     expected_columns = {*release.attributes, *release.kept}
-    checks.append(Verification("only protected or kept columns", set(back.columns) == expected_columns,
+    verifications.append(Verification("only protected or kept columns", set(back.columns) == expected_columns,
                         f"{len(release.attributes)} with noise, {len(release.kept)} kept as is"))
-    checks.append(untouched_verification(back, original, release.attributes))
-    return checks
+    verifications.append(untouched_verification(back, original, release.attributes))
+    return verifications
 
 
 def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path, *, identifiers: Sequence[str] = (),
@@ -117,6 +117,6 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
         "input": {"name": input_name(source), "rows": len(original), "checksum": checksum or frame_checksum(original)},
     }
     as_written = escape_formulas(original) if escape else original  # as the file should hold it
-    return publish_table(released, out, lambda back, written: _checks(release, back, written, as_written, dropped),
+    return publish_table(released, out, lambda back, written: _verifications(release, back, written, as_written, dropped),
                          body, sep=sep, escape=escape, force=force, source=source, protected=protected, audit=audit)
 

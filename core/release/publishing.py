@@ -105,7 +105,7 @@ class Published:
     audit: dict | None = None
 
     @property
-    def checks(self) -> list[str]:
+    def verifications(self) -> list[str]:
         return [c["check"] for c in self.data["verification"]]
 
 
@@ -172,8 +172,8 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
         _io(target, lambda: write(temp))
         _stop(should_stop)
         verified = verify(temp)
-        checks = list(verified.verifications)
-        failed = [c for c in checks if not c.passed]
+        verifications = list(verified.verifications)
+        failed = [c for c in verifications if not c.passed]
         if failed:
             raise VerificationError(f"release {target.path} failed its re-check on the written file: "
                                     + "; ".join(f"{c.name}: {c.detail}" for c in failed))
@@ -187,7 +187,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
             **body,
             **verified.facts,
             "output": {**dict(body.get("output", {})), "files": files},
-            "verification": [c.to_dict() for c in checks],
+            "verification": [c.to_dict() for c in verifications],
         })
         html_temp, report_temp, audit_temp = (target.folder / f".{p.name}.partial-{token}"
                                               for p in (target.html, target.report, target.audit))
