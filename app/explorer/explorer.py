@@ -131,6 +131,8 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         self._prepared = None  # on a large lattice: (attribute and specs, the models prepared for them)
         self._coded = None  # on a large lattice: the population coded for k-map
         self._unasked = ""
+        self._quality: tuple | None = None  # (profile, k, scores): see quality_scores
+        self._risk: tuple | None = None  # (profile, k, threshold, figures): see risk_figures
         if dataset is not None:
             self.load(dataset, profile)
 
@@ -439,7 +441,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
         No journalist figure: only a population table gives class sizes in the population."""
         if self.large:  # from the node's classes (the risk limits are off on a large lattice)
             return self.answer.risk(i, self.risk_threshold)
-        figures = node_risk(self.profile, self.k, threshold=self.risk_threshold)
+        figures = self.risk_figures()
         out: dict[str, float | str | None] = {name: float(figures[name][i])
                                               for name in ("highest", "average", "records_at_risk")}
         if self.max_uniqueness <= 0:
@@ -460,12 +462,31 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
             if name in QUALITY_MODELS and self.answer.pruned.search.quality == name:
                 out[name] = self.answer.pruned.search.scores.get(i)
             return {n: v for n, v in out.items() if v is not None}
-        for name, model in QUALITY_MODELS.items():
-            try:
-                out[name] = float(model.score(self.profile, self.k)[i])
-            except InvalidParameterError:
-                continue
-        return out
+        return {name: float(scores[i]) for name, scores in self.quality_scores().items()}
+
+    def quality_scores(self) -> dict[str, np.ndarray]:
+        """Quality model -> score per node, for the models this profile can give, every node at once: the
+        one computation :meth:`quality` (and the tabs through it) reads, kept until the profile or k
+        changes. Not on a large lattice (no profile)."""
+        key = (self.profile, self.k)
+        if self._quality is None or self._quality[0] is not key[0] or self._quality[1] != key[1]:
+            scores = {}
+            for name, model in QUALITY_MODELS.items():
+                try:
+                    scores[name] = model.score(self.profile, self.k)
+                except InvalidParameterError:  # Loss, entropy, KL without the share mass
+                    continue
+            self._quality = (*key, scores)
+        return self._quality[2]
+
+    def risk_figures(self) -> dict[str, np.ndarray]:
+        """Prosecutor risk figure (core ``node_risk``) -> value per node at ``risk_threshold``, every node
+        at once: the one computation :meth:`risk` (and the tabs through it) reads, kept until the
+        profile, k or the threshold changes. Not on a large lattice (no profile)."""
+        key = (self.profile, self.k, self.risk_threshold)
+        if self._risk is None or self._risk[0] is not key[0] or self._risk[1:3] != key[1:]:
+            self._risk = (*key, node_risk(self.profile, self.k, threshold=self.risk_threshold))
+        return self._risk[3]
 
     def class_sizes(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(class size, number of classes of that size, released: size >= k) at node i."""

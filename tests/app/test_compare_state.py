@@ -280,3 +280,64 @@ def test_the_dashboard_lists_the_tab_and_its_line_says_what_the_button_pins():
     assert view.pin_button.label == "Pin the selected node [0, 1]"
     view.pin_button.clicks += 1
     assert view.state.pins == [1] and len(view.columns.objects) == 1 and len(view.bars.objects) == 2
+
+
+# --- one path: the Explorer's figures -----------------------------------------------------------------
+
+def test_a_pinned_node_s_quality_and_risk_are_the_explorer_s_for_that_node():
+    s = compare("samarati", k=3, max_sup=2, policy="loss")
+    e = s.explorer
+    s.pins = [0, int(e.preferred), e.lattice.size - 1]
+    for node in s.pins:
+        got = column(s, node)
+        quality = e.quality(node)
+        assert quality and {QUALITY_MODELS[n].label: v for n, v in quality.items()} == {
+            QUALITY_MODELS[n].label: got[QUALITY_MODELS[n].label] for n in quality}
+        risk = e.risk(node)
+        assert {label: risk[name] for name, (label, _) in RISK.items()} == {label: got[label] for label, _ in RISK.values()}
+    # the threshold is the Explorer's: Compare follows it like the node details do
+    e.risk_threshold = 0.5
+    for node in s.pins:
+        assert column(s, node)[RISK["records_at_risk"][0]] == e.risk(node)["records_at_risk"]
+    assert f"{RISK['records_at_risk'][1].format(threshold=0.5)}" in set(s.table()["meaning"])
+
+
+def test_compare_does_not_compute_the_figures_itself(monkeypatch):
+    import dataclasses
+
+    import microrelease.app.explorer.explorer as explorer_module
+    import microrelease.app.tabs.compare.compare_state as compare_module
+    from microrelease.core.lattice import quality as quality_module
+
+    assert not hasattr(compare_module, "node_risk")  # no copy of the core computation to call
+    s = compare("samarati", k=2, max_sup=2, policy="loss")
+    e = s.explorer
+    calls = {"risk": 0, "quality": 0}
+    real_risk = explorer_module.node_risk
+
+    def counted_risk(*args, **kwargs):
+        calls["risk"] += 1
+        return {name: values + 1000.0 for name, values in real_risk(*args, **kwargs).items()}  # marked
+
+    def counted(model):
+        def score(profile, k):
+            calls["quality"] += 1
+            return model.score(profile, k) + 1000.0  # marked
+        return dataclasses.replace(model, score=score)
+
+    monkeypatch.setattr(explorer_module, "node_risk", counted_risk)
+    for name, model in list(QUALITY_MODELS.items()):  # the registry both modules hold: the core's one
+        monkeypatch.setitem(QUALITY_MODELS, name, counted(model))
+    assert quality_module.QUALITY_MODELS is QUALITY_MODELS is explorer_module.QUALITY_MODELS
+    e.k = 3  # a new question: the Explorer's figures are computed again, through the patched core
+    s.pins = [0, int(e.preferred), e.lattice.size - 1]
+    calls.update(risk=0, quality=0)  # answering the question (the loss policy) scored it: what follows is the tab's
+    s.table(), s.quality_note(), s.table()
+    assert calls["risk"] == 1  # once for the lattice, by the Explorer, whatever the pins and the redraws
+    n_models = calls["quality"]
+    assert len(e.quality_scores()) <= n_models <= len(QUALITY_MODELS)  # each model scored once, for every node
+    for node in s.pins:  # what Compare shows is what the patched core gave the Explorer
+        got = column(s, node)
+        assert all(got[label] >= 1000.0 for label, _ in RISK.values())
+        assert got[QUALITY_MODELS["precision"].label] >= 1000.0
+    assert calls == {"risk": 1, "quality": n_models}

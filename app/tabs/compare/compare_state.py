@@ -4,10 +4,13 @@ A node is pinned from the Explorer (the node tapped in the Lattice or Trade-off 
 policy's preferred one); a fourth pin replaces the oldest, and a new table clears them. For each
 pinned node, for the current question: its vector with level names, whether it satisfies, is
 k-minimal, is preferred; every metric of the core's ``METRICS``; ARX's quality models
-(``QUALITY_MODELS``) the profile can answer; the prosecutor re-identification risk (``node_risk``);
+(``QUALITY_MODELS``) the profile can answer; the prosecutor re-identification risk at the Explorer's
+``risk_threshold``;
 its class-size histogram; and each QI's distribution before (the input) and after (the released
 rows: minimal required suppression, classes smaller than k, or failing a privacy model or k-map, removed).
-Everything is read from the profile, or from the frequency set (the distributions), never the rows.
+Everything is read from the profile, or from the frequency set (the distributions), never the rows;
+the quality and risk figures are the Explorer's (``Explorer.quality`` / ``Explorer.risk``, which the
+node details read too): this tab computes none of them itself.
 """
 
 from __future__ import annotations
@@ -19,17 +22,15 @@ import param
 from microrelease.app.explorer.explorer import Explorer
 from microrelease.app.explorer.population import k_map_released_tuples
 from microrelease.core.data.dataset import Dataset
-from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.generalization import class_sizes, generalize_codes
 from microrelease.core.lattice.metrics import METRICS
 from microrelease.core.lattice.quality import QUALITY_MODELS
-from microrelease.core.risk.reidentification import node_risk
 
 MAX_PINS = 3
-RISK_THRESHOLD = 0.2  # a record in a class of fewer than 5 rows is at risk (ARX's default threshold)
+# Explorer.risk's figures the table shows (the threshold is the Explorer's ``risk_threshold``, 0.2 by default)
 RISK = {"highest": ("Prosecutor risk: highest", "1 / smallest released class"),
         "average": ("Prosecutor risk: average", "released classes / released rows"),
-        "records_at_risk": ("Records at risk", f"share of released rows whose risk exceeds {RISK_THRESHOLD}")}
+        "records_at_risk": ("Records at risk", "share of released rows whose risk exceeds {threshold:g}")}
 INPUT = "input"  # the release name of the input's distribution
 SUPPRESSED = "(suppressed)"  # the bar of a node's suppressed rows
 MAX_BARS = 24  # bars per release in a distribution: the rest is summed into one bar
@@ -103,7 +104,6 @@ class CompareState(param.Parameterized):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._scores: tuple | None = None  # (profile, k, quality, skipped, risk) of the last question
         # Before the views' updates (precedence 10): they must never see the old table's node numbers.
         self.explorer.param.watch(lambda _: setattr(self, "pins", []), "dataset", precedence=0)
 
@@ -126,25 +126,16 @@ class CompareState(param.Parameterized):
         return str(list(self.explorer.lattice.node(node_index)))
 
     # --- figures --------------------------------------------------------------------------------
-    def scores(self) -> tuple[dict[str, np.ndarray], dict[str, str], dict[str, np.ndarray]]:
-        """(quality model -> score per node, quality model -> why it is not shown, risk figure -> value
-        per node), for every node of the current profile and k (kept until either changes)."""
+    def skipped(self) -> dict[str, str]:
+        """Quality model -> why it is not shown: the models the Explorer's profile cannot give."""
         e = self.explorer
-        if self._scores is None or self._scores[0] is not e.profile or self._scores[1] != e.k:
-            quality, skipped = {}, {}
-            for name, model in QUALITY_MODELS.items():
-                try:
-                    quality[name] = model.score(e.profile, e.k)
-                except InvalidParameterError:  # Loss, entropy, KL without the share mass
-                    skipped[name] = (K_MAP_REASON if e.applied_k_map is not None
-                                     else MODELS_REASON if e.profile.models else MASS_REASON)
-            risk = node_risk(e.profile, e.k, threshold=RISK_THRESHOLD)
-            self._scores = (e.profile, e.k, quality, skipped, risk)
-        return self._scores[2], self._scores[3], self._scores[4]
+        given = e.quality_scores()
+        reason = K_MAP_REASON if e.applied_k_map is not None else MODELS_REASON if e.profile.models else MASS_REASON
+        return {name: reason for name in QUALITY_MODELS if name not in given}
 
     def quality_note(self) -> str:
         """Which quality models are not shown, and why ('' when all are)."""
-        _, skipped, _ = self.scores()
+        skipped = self.skipped()
         if not skipped:
             return ""
         names = " and ".join(QUALITY_MODELS[n].label for n in skipped)
@@ -155,7 +146,7 @@ class CompareState(param.Parameterized):
         when neither), one column per pin (its vector), holding the raw value (text, bool, int or float)."""
         e, pins = self.explorer, self.pins
         a = e.answer
-        quality, _, risk = self.scores()
+        quality, risk = [e.quality(i) for i in pins], [e.risk(i) for i in pins]  # the Explorer's figures
         rows = [("node", "levels", "each QI's level", "", [e.vector_text(i) for i in pins]),
                 ("node", "height", "sum of the levels", "", [int(e.lattice.node_heights[i]) for i in pins]),
                 ("question", self.satisfies_label(), "at most MaxSup rows suppressed (and each risk model met)", "",
@@ -168,9 +159,9 @@ class CompareState(param.Parameterized):
                          [e.failing_models(i) or "none" for i in pins]))
         rows += [("metric", m.label, m.description, "higher" if m.higher_is_better else "lower",
                   [a.metrics[name][i].item() for i in pins]) for name, m in METRICS.items()]
-        rows += [("quality", QUALITY_MODELS[name].label, QUALITY_MODELS[name].description, "lower",
-                  [float(scores[i]) for i in pins]) for name, scores in quality.items()]
-        rows += [("risk", label, meaning, "lower", [float(risk[name][i]) for i in pins])
+        rows += [("quality", m.label, m.description, "lower", [q[name] for q in quality])
+                 for name, m in QUALITY_MODELS.items() if name in e.quality_scores()]
+        rows += [("risk", label, meaning.format(threshold=e.risk_threshold), "lower", [r[name] for r in risk])
                  for name, (label, meaning) in RISK.items()]
         frame = pd.DataFrame([r[:4] for r in rows], columns=["section", "figure", "meaning", "better"])
         for j, i in enumerate(pins):
