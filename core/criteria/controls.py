@@ -15,6 +15,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from microrelease.core.criteria.criterion import Criterion
 
 CONTROL = "control"  # the key of a field's metadata holding its Control
 NONE = "none"  # a selector's value asking for none of its group's criteria
@@ -64,7 +68,7 @@ def controls_of(cls: type) -> tuple[Control, ...]:
     return tuple(f.metadata[CONTROL] for f in dataclasses.fields(cls) if CONTROL in f.metadata)
 
 
-def keyword(cls: type) -> str:
+def keyword(cls: type[Criterion]) -> str:
     """The word a criterion's spec starts with when its parameter gives several (``distinct:L``)."""
     return cls.syntax.partition(":")[0]
 
@@ -75,12 +79,12 @@ class ControlGroup:
     choosing among them when there are several (``none`` first: off), then each distinct control once."""
 
     parameter: str
-    classes: tuple[type, ...]
+    classes: tuple[type[Criterion], ...]
     selector: Control | None
     controls: tuple[Control, ...]
 
     @classmethod
-    def of(cls, parameter: str, classes: tuple[type, ...]) -> ControlGroup:
+    def of(cls, parameter: str, classes: tuple[type[Criterion], ...]) -> ControlGroup:
         """The group of ``parameter``'s ``classes``. A group of several is chosen by their shared
         ``selector`` class attribute (a :class:`Control`; without one, ``<parameter>_kind``); a control
         two classes declare under one name must be the same declaration (else ValueError)."""
@@ -102,7 +106,7 @@ class ControlGroup:
         """The selector (if any), then the controls: every value the group reads."""
         return ((self.selector,) if self.selector else ()) + self.controls
 
-    def chosen(self, values: Mapping[str, object]) -> type | None:
+    def chosen(self, values: Mapping[str, object]) -> type[Criterion] | None:
         """The criterion class ``values`` ask for (None: off)."""
         if self.selector is None:
             return self.classes[0]

@@ -92,7 +92,7 @@ class Criteria:
         """Per scope-CLASS criterion beside k (by description): which classes fail it."""
         return {c.describe(): ~c.satisfies(classes) for c in self.class_scoped}
 
-    def release_fault(self, released_sizes) -> tuple[object, float] | None:
+    def release_fault(self, released_sizes) -> tuple[Criterion, float] | None:
         """The first scope-RELEASE criterion the released classes fail, with their figure; None if all hold."""
         for c in self.release_scoped:
             value = c.table_figure(released_sizes)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import Enum
 from functools import cached_property
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -49,13 +49,19 @@ class Criterion(Protocol):
     """The declarations of the module docstring (a structural type: the criteria are plain frozen
     dataclasses, checked against it by the registry's contract test)."""
 
-    name: str
-    parameter: str
-    syntax: str
-    example: str
-    scope: Scope
-    monotone_generalization: bool
-    monotone_suppression: bool
+    name: ClassVar[str]
+    parameter: ClassVar[str]
+    syntax: ClassVar[str]
+    example: ClassVar[str]
+    scope: ClassVar[Scope]
+    monotone_generalization: ClassVar[bool]
+    monotone_suppression: ClassVar[bool]
+
+    @classmethod
+    def from_spec(cls, spec: str) -> Criterion | None:
+        """The criterion ``spec`` writes; None when the spec is not of this class's form (a parameter
+        that gives several classes tries each in turn)."""
+        ...
 
     def spec(self) -> str: ...
 

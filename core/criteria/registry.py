@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from microrelease.core.criteria.controls import ControlGroup
-from microrelease.core.criteria.criterion import Scope, Statistic
+from microrelease.core.criteria.criterion import Criterion, Scope, Statistic
 from microrelease.core.criteria.k_anonymity import KAnonymity
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
@@ -20,7 +20,7 @@ from microrelease.core.models.t_closeness import TCloseness
 from microrelease.core.risk.criteria import AverageRisk, PopulationUniqueness, RecordsAtRisk
 from microrelease.core.risk.k_map import KMap
 
-CRITERIA: dict[str, type] = {cls.name: cls for cls in (
+CRITERIA: dict[str, type[Criterion]] = {cls.name: cls for cls in (
     KAnonymity, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, TCloseness, KMap,
     AverageRisk, RecordsAtRisk, PopulationUniqueness)}
 
@@ -30,10 +30,10 @@ def flag(parameter: str) -> str:
     return "--" + parameter.replace("_", "-")
 
 
-def spec_parameters(*, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, tuple[type, ...]]:
+def spec_parameters(*, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, tuple[type[Criterion], ...]]:
     """Each API parameter that gives criteria as text, and the criteria it may give (registry order),
     optionally only those reading ``needs`` or of ``scope``."""
-    by_parameter: dict[str, tuple[type, ...]] = {}
+    by_parameter: dict[str, tuple[type[Criterion], ...]] = {}
     for cls in CRITERIA.values():
         if scope is not None and cls.scope is not scope:
             continue
@@ -50,11 +50,14 @@ def control_groups(*, needs: Statistic | None = None, scope: Scope | None = None
             for parameter, classes in spec_parameters(needs=needs, scope=scope).items()}
 
 
-def _needs(cls: type) -> frozenset[Statistic]:
-    return cls.from_spec(cls.example).needs()
+def _needs(cls: type[Criterion]) -> frozenset[Statistic]:
+    example = cls.from_spec(cls.example)
+    if example is None:  # the registry's contract test keeps every example valid
+        raise ValueError(f"{cls.__name__}.example {cls.example!r} is not a spec of {cls.__name__}")
+    return example.needs()
 
 
-def parse_criterion(parameter: str, spec: str):
+def parse_criterion(parameter: str, spec: str) -> Criterion:
     """The criterion written ``spec`` for ``parameter`` (``l_diversity``: ``entropy:3``; ``max_risk``:
     ``0.05``). Its parameters are checked against the data later (a model's ``check``)."""
     classes = spec_parameters().get(parameter)

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,7 @@ from microrelease.core.criteria.criteria_set import Criteria
 from microrelease.core.criteria.criterion import ClassView
 from microrelease.core.data.dataset import Dataset
 from microrelease.core.engines import COUNT, Engine, PandasEngine, ReleasePlan, Source, output_format
+from microrelease.core.engines.summary import TableSummary
 from microrelease.core.exceptions import InvalidParameterError
 from microrelease.core.lattice.distance_vectors import Lattice, Node
 from microrelease.core.lattice.frequency import FrequencySource
@@ -62,6 +64,10 @@ from microrelease.core.release import (
 from microrelease.core.release.cells import escape_column, formula_counts, refuse_formula_headers
 from microrelease.core.release.class_risk import class_figures, population_risk
 from microrelease.core.validation import validate_k, validate_share
+
+if TYPE_CHECKING:
+    from microrelease.core.models.sensitive import SensitiveFrequency
+    from microrelease.core.risk.k_map import KMap
 
 
 @dataclass(frozen=True)
@@ -183,7 +189,7 @@ def node_figures(lattice: Lattice, n_rows: int, suppression: NodeSuppression) ->
     return {name: v[0].item() for name, v in figures.items()}
 
 
-def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) -> ReleasePlan:
+def _plan(data: FrequencySource, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) -> ReleasePlan:
     tables = []
     kept = suppression.class_levels[~suppression.suppressed]
     for i, (h, d) in enumerate(zip(data.hierarchies, suppression.node, strict=True)):
@@ -200,7 +206,7 @@ def _plan(data, suppression: NodeSuppression, sep: str, fmt: str, escape: bool) 
                        int(suppression.sizes[~suppression.suppressed].sum()), sep, fmt, escape)
 
 
-def _suppressed_classes(data, suppression: NodeSuppression, limit: int) -> dict:
+def _suppressed_classes(data: FrequencySource, suppression: NodeSuppression, limit: int) -> dict:
     chosen = np.flatnonzero(suppression.suppressed)
     frame = pd.DataFrame({q: np.asarray(h.labels[d], dtype=object)[suppression.class_levels[chosen, i]]
                           for i, (q, h, d) in enumerate(zip(data.quasi_identifiers, data.hierarchies,
@@ -399,7 +405,7 @@ def write_release(
                                     parameter=criterion.parameter)
     fmt = output_format(target.path)
     plan = _plan(data, suppression, output.sep, fmt, output.escape)
-    engine = engine or (PandasEngine() if isinstance(data, Dataset) else data.engine)
+    engine = engine or _own_engine(data)
     name = target.names[0]
 
     def write(paths):
@@ -423,16 +429,18 @@ def write_release(
     # outliers cluster, which the report otherwise keeps to a count. The non-uniform entropy and the KL
     # divergence, which read the suppressed rows' values and tuples, are left out for the same reason.
     del figures["quality"]["dm-star"]
-    chosen = POLICIES.get((parameters or {}).get("policy") or "")
+    policy = (parameters or {}).get("policy")
+    chosen = POLICIES.get(policy) if isinstance(policy, str) else None
     minimal = minimality(data.lattice, node, max_sup, criteria,
                          lambda other: _satisfies(node_suppression(data, other, criteria), max_sup, criteria),
                          by_policy=chosen is not None and chosen.among == "k-minimal")
     models, k_map = criteria.models, criteria.k_map
+    sensitive = criteria.sensitive if models else None  # Criteria holds one whenever it has models
     body = {
         "kind": "generalization",
         "parameters": {"k": k, "max_sup": max_sup, "qi": list(qi),
                        "identifiers_dropped": list(data.schema.identifiers),
-                       "sensitive": [criteria.sensitive.attribute] if models else list(data.schema.sensitive),
+                       "sensitive": [sensitive.attribute] if sensitive is not None else list(data.schema.sensitive),
                        "criteria": {c.name: c.spec() for c in criteria.all},
                        "privacy_models": [m.describe() for m in models],
                        "risk_criteria": [c.describe() for c in criteria.release_scoped], **dict(parameters or {}),
@@ -456,22 +464,32 @@ def write_release(
     return publish(target, write, verify, body, should_stop=should_stop)
 
 
-def _satisfies(suppression: NodeSuppression, max_sup: int, criteria: Criteria) -> bool:
-    """The node's release keeps within MaxSup and meets every scope-RELEASE criterion."""
-    return (int(suppression.sizes[suppression.suppressed].sum()) <= max_sup
+def _own_engine(data: FrequencySource) -> Engine:
+    """The engine that holds ``data``'s rows: pandas for a Dataset, a TableSummary's own."""
+    if isinstance(data, Dataset):
+        return PandasEngine()
+    if isinstance(data, TableSummary):
+        return data.engine
+    raise InvalidParameterError(f"data: expected a Dataset or a TableSummary, got {type(data).__name__}; "
+                                "pass the engine that holds its rows (engine=...)", parameter="engine")
+
+
+def _satisfies(suppression: NodeSuppression, max_sup: int | None, criteria: Criteria) -> bool:
+    """The node's release keeps within MaxSup (None: any suppression) and meets every scope-RELEASE criterion."""
+    return ((max_sup is None or int(suppression.sizes[suppression.suppressed].sum()) <= max_sup)
             and criteria.release_fault(suppression.sizes[~suppression.suppressed]) is None)
 
 
-def _input_paths(data) -> list[Path]:
+def _input_paths(data: FrequencySource) -> list[Path]:
     if isinstance(data, Dataset):
         return [Path(data.source)] if data.source and data.source != "<DataFrame>" else []
-    paths = list(data.source.paths)
+    paths = list(data.rows.paths)  # a TableSummary's rows are its source's files
     if len(paths) > 1:  # partitions: a release written among them would be read as one next time
         paths += sorted({p.parent for p in paths})
     return paths
 
 
-def _input_name(data) -> str:
+def _input_name(data: FrequencySource) -> str:
     """The input's file name (never a full path: a report may travel with the release)."""
     paths = _input_paths(data)
     if not paths:
@@ -480,7 +498,8 @@ def _input_name(data) -> str:
     return paths[0].name if len(paths) == 1 else f"{paths[0].parent.name}/ ({len(paths)} files)"
 
 
-def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria: Criteria, max_sup,
+def verify_generalization(engine: Engine, path: Path, data: FrequencySource, plan: ReleasePlan, criteria: Criteria,
+                          max_sup: int | None,
                           planned: list | None = None, sampling_fraction: float | None = None,
                           node=None, reference: Mapping | None = None, publish_reference: bool = False) -> Verified:
     """Every claim of a generalization release, checked on the written file by re-reading it: each
@@ -556,19 +575,19 @@ def verify_generalization(engine, path: Path, data, plan: ReleasePlan, criteria:
                             else "the classes read back differ from the node's released classes"))
     # The cells of the columns grouped above are counted on the groups; only the others are scanned.
     grouped = [*plan.qi, *extra]
-    found = {name: counted for name in grouped if any(counted := formula_counts(classes[name], classes[COUNT]))}
+    found = {name: cells for name in grouped if any(cells := formula_counts(classes[name], classes[COUNT]))}
     others = [c for c in columns if c not in grouped]
     found |= engine.formula_cells(written, others) if others else {}
     verified = with_formula_verification(verifications, found, plan.escape, columns)
     return Verified(verified.verifications, {**verified.facts, **figures, **reference_facts})
 
 
-def _reference_counts(reference: Mapping | None, sensitive) -> np.ndarray:
+def _reference_counts(reference: Mapping | None, sensitive: SensitiveFrequency) -> np.ndarray:
     """The table-wide counts the models are measured against: the report's reference when it has one."""
     return sensitive.table_counts if reference is None else reference_table(reference, sensitive.labels)
 
 
-def _written_value_counts(classes: pd.DataFrame, plan: ReleasePlan, sensitive) -> np.ndarray:
+def _written_value_counts(classes: pd.DataFrame, plan: ReleasePlan, sensitive: SensitiveFrequency) -> np.ndarray:
     """Classes (in ``by_class`` order) × sensitive values, counted on the file read back."""
     table = classes.pivot_table(index=list(plan.qi), columns=sensitive.attribute, values=COUNT, aggfunc="sum",
                                 fill_value=0, sort=False)
@@ -579,10 +598,12 @@ def _written_value_counts(classes: pd.DataFrame, plan: ReleasePlan, sensitive) -
     return table.reindex(index=index, columns=labels.tolist(), fill_value=0).to_numpy(dtype=float)
 
 
-def _written_population_sizes(k_map, node, plan: ReleasePlan, by_class: pd.Series) -> np.ndarray:
+def _written_population_sizes(k_map: KMap, node: Node, plan: ReleasePlan, by_class: pd.Series) -> np.ndarray:
     """Each written class's population records, generalized to the same ``node`` (labelled, and
     escaped, as the file is), counted anew."""
     population = k_map.population
+    if population is None:  # a k-map read from text is bound to its population before a release
+        raise InvalidParameterError("k-map needs a population table", parameter="population")
     labels = {}
     for i, (q, h, d) in enumerate(zip(plan.qi, population.hierarchies, node, strict=True)):
         column = pd.Series(np.asarray(h.labels[d], dtype=object)[h.codes[d][population.codes[:, i]]])
