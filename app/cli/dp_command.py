@@ -69,53 +69,98 @@ class DPRequest:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> DPRequest:
         path, chosen = resolve_input(args, microdata_sample)
-        # a sample's declared identifiers are never released, whatever was typed
-        typed = columns(args.identifier, "identifiers")
-        identifiers = tuple(dict.fromkeys([*typed, *(chosen.identifiers if chosen else ())]))
+        identifiers = _identifiers(columns(args.identifier, "identifiers"), chosen)
         bounds_text = ",".join(args.bounds)  # --bounds is repeatable; a column bounded twice is refused
-        if args.method not in METHODS:
-            hint = (f" (t-closeness, Li et al.'s EMD bound, is a privacy model of search and release; its "
-                    f"multiplicative form, the route to DP, is {RATIO})" if args.method == "t-closeness" else "")
-            raise MicroreleaseError(f"{FLAGS['method']} must be one of {', '.join(METHODS)}; got {args.method!r}{hint}")
+        _check_method(args.method)
         if args.method == RATIO:
-            for name, given in (("attributes", args.attrs), ("noise", args.noise), ("linked", args.linked_records),
-                                ("rng", args.seed is not None)):
-                if given:
-                    raise MicroreleaseError(f"{FLAGS[name]} is not used by {FLAGS['method']} {RATIO} "
-                                            "(no noise: true values)")
-            qi = columns(args.qi, "quasi_identifiers") or (chosen.qi if chosen else ())
-            if not qi or not args.confidential:
-                raise MicroreleaseError(f"{FLAGS['method']} {RATIO} needs {FLAGS['quasi_identifiers']} (or a "
-                                        f"sample's) and {FLAGS['confidential']}")
-            cuts = None
-            if args.cuts:
-                try:
-                    cuts = tuple(float(c) for c in split(args.cuts))
-                except ValueError:
-                    raise MicroreleaseError(f"{FLAGS['cuts']} expects numbers C1,C2,...; "
-                                            f"got {args.cuts!r}") from None
-            given = parse_bounds(bounds_text) if bounds_text else {}
-            bounds = given or ({args.confidential: chosen.bounds_dict[args.confidential]}
-                               if chosen and cuts is None and args.confidential in chosen.bounds_dict else {})
-            unused = [name for name in given if name != args.confidential]
-            if unused or (cuts is not None and given):
-                raise MicroreleaseError(f"{FLAGS['bounds']} is only for the confidential attribute's equal-width "
-                                        f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
+            _refuse_noise_options({"attributes": args.attrs, "noise": args.noise, "linked": args.linked_records,
+                                   "rng": args.seed is not None})
+            qi = _ratio_qi(columns(args.qi, "quasi_identifiers"), args.confidential, chosen)
+            cuts = _cuts(args.cuts)
+            bounds = _ratio_bounds(bounds_text, args.confidential, chosen, cuts)
             return cls(path, (), bounds, args.epsilon, RATIO, "", args.k, identifiers, columns(args.keep, "keep"),
-                       False, None, qi=tuple(qi), confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
+                       False, None, qi=qi, confidential=args.confidential, bins=args.bins, cuts=cuts, sep=args.sep,
                        output=OutputRequest.from_args(args), quiet=args.quiet)
-        for name, given in (("quasi_identifiers", args.qi), ("confidential", args.confidential), ("cuts", args.cuts)):
-            if given:
-                raise MicroreleaseError(f"{FLAGS[name]} is for {FLAGS['method']} {RATIO}; the noise methods take "
-                                        f"{FLAGS['attributes']}")
-        attributes = columns(args.attrs, "attributes") or ((*chosen.qi, *chosen.confidential) if chosen else ())
-        # declared bounds only: the sample's are public round figures, never the data's own range
-        # (a sample declares bounds for all its columns: those of the attributes released are the ones used)
-        bounds = parse_bounds(bounds_text) if bounds_text or not chosen else {
-            name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
+        _refuse_ratio_options({"quasi_identifiers": args.qi, "confidential": args.confidential, "cuts": args.cuts})
+        attributes = columns(args.attrs, "attributes") or _sample_attributes(chosen)
+        bounds = _noise_bounds(bounds_text, chosen, attributes)
         return cls(path, attributes, bounds, args.epsilon, args.method, args.noise or "laplace", args.k, identifiers,
                    columns(args.keep, "keep"), args.linked_records, args.seed, qi=(), confidential="", bins=args.bins,
                    cuts=None, sep=args.sep, output=OutputRequest.from_args(args), quiet=args.quiet)
+
+
+def _identifiers(typed: tuple[str, ...], chosen) -> tuple[str, ...]:
+    """The typed identifiers, and a sample's declared ones: never released, whatever was typed."""
+    return tuple(dict.fromkeys([*typed, *(chosen.identifiers if chosen else ())]))
+
+
+def _check_method(method: str) -> None:
+    """--method: a noise method or the ratio-closeness route (t-closeness is pointed to the latter)."""
+    if method not in METHODS:
+        hint = (f" (t-closeness, Li et al.'s EMD bound, is a privacy model of search and release; its "
+                f"multiplicative form, the route to DP, is {RATIO})" if method == "t-closeness" else "")
+        raise MicroreleaseError(f"{FLAGS['method']} must be one of {', '.join(METHODS)}; got {method!r}{hint}")
+
+
+def _refuse_noise_options(given: Mapping[str, object]) -> None:
+    """The noise routes' options (parameter -> what was given), refused under ratio-closeness."""
+    for name, value in given.items():
+        if value:
+            raise MicroreleaseError(f"{FLAGS[name]} is not used by {FLAGS['method']} {RATIO} "
+                                    "(no noise: true values)")
+
+
+def _refuse_ratio_options(given: Mapping[str, object]) -> None:
+    """The ratio-closeness options (parameter -> what was given), refused under a noise method."""
+    for name, value in given.items():
+        if value:
+            raise MicroreleaseError(f"{FLAGS[name]} is for {FLAGS['method']} {RATIO}; the noise methods take "
+                                    f"{FLAGS['attributes']}")
+
+
+def _ratio_qi(typed: tuple[str, ...], confidential: str, chosen) -> tuple[str, ...]:
+    """The QIs (typed, or the sample's), required with the confidential attribute."""
+    qi = typed or (chosen.qi if chosen else ())
+    if not qi or not confidential:
+        raise MicroreleaseError(f"{FLAGS['method']} {RATIO} needs {FLAGS['quasi_identifiers']} (or a "
+                                f"sample's) and {FLAGS['confidential']}")
+    return tuple(qi)
+
+
+def _cuts(text: str) -> tuple[float, ...] | None:
+    """--cuts C1,C2,...: declared bin edges; None when not given."""
+    if not text:
+        return None
+    try:
+        return tuple(float(c) for c in split(text))
+    except ValueError:
+        raise MicroreleaseError(f"{FLAGS['cuts']} expects numbers C1,C2,...; got {text!r}") from None
+
+
+def _ratio_bounds(bounds_text: str, confidential: str, chosen,
+                  cuts: tuple[float, ...] | None) -> Mapping[str, tuple[float, float]]:
+    """The confidential attribute's bounds for its equal-width bins: given, or the sample's (not with --cuts)."""
+    given = parse_bounds(bounds_text) if bounds_text else {}
+    bounds = given or ({confidential: chosen.bounds_dict[confidential]}
+                       if chosen and cuts is None and confidential in chosen.bounds_dict else {})
+    unused = [name for name in given if name != confidential]
+    if unused or (cuts is not None and given):
+        raise MicroreleaseError(f"{FLAGS['bounds']} is only for the confidential attribute's equal-width "
+                                f"bins (give it, or {FLAGS['cuts']}, not both); got {sorted(given)}")
+    return bounds
+
+
+def _sample_attributes(chosen) -> tuple[str, ...]:
+    """A sample's attributes released with noise when none is typed: its QIs and confidential ones."""
+    return (*chosen.qi, *chosen.confidential) if chosen else ()
+
+
+def _noise_bounds(bounds_text: str, chosen, attributes: tuple[str, ...]) -> Mapping[str, tuple[float, float]]:
+    """Declared bounds only: the sample's are public round figures, never the data's own range (a
+    sample declares bounds for all its columns: those of the attributes released are the ones used)."""
+    if bounds_text or not chosen:
+        return parse_bounds(bounds_text)
+    return {name: bound for name, bound in chosen.bounds_dict.items() if name in attributes}
 
 
 Request = DPRequest  # what main() parses the Namespace into, once

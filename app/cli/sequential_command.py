@@ -81,28 +81,10 @@ class SequentialRequest:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SequentialRequest:
-        if args.config:
-            given = [FLAGS.get(n, "--" + n.replace("_", "-")) for n in TABLE_FLAGS if getattr(args, n) not in (None, "", [])]
-            if args.entities or args.events or given:
-                named = ["the table files" if args.entities or args.events else "", *given]
-                raise MicroreleaseError(f"the study file describes the tables: drop {', '.join(n for n in named if n)}",
-                                        parameter="config")
-            settings = _study_settings(args.config)
-        else:
-            missing = [f for f, v in (("the entity table", args.entities), ("the event table", args.events),
-                                      *((FLAGS.get(n, "--" + n.replace("_", "-")), getattr(args, n)) for n in
-                                        ("entity_id", "qi", "sequence_key", "order_by", "code", "code_hierarchy")))
-                       if not v]
-            if missing:
-                raise MicroreleaseError(f"give {FLAGS['config']} study.toml, or {', '.join(missing)}")
-            settings = {}
-        k = args.k if args.k is not None else settings.get("k")
-        if k is None:
-            raise MicroreleaseError(f"{FLAGS['k']} is required (or k in the study's [anonymization])")
-        weights = dict(settings.get("weights", {}))
-        for name, flag in (("relational", "w_relational"), ("sequence", "w_sequence"), ("time", "w_time")):
-            if getattr(args, flag) is not None or name not in weights:
-                weights[name] = getattr(args, flag) if getattr(args, flag) is not None else DEFAULTS[flag]
+        settings = _input_settings(args.config, [args.entities, args.events],
+                                   {name: getattr(args, name) for name in TABLE_FLAGS})
+        k = _k(args.k, settings)
+        weights = _weights({flag: getattr(args, flag) for flag in ("w_relational", "w_sequence", "w_time")}, settings)
         method = args.variant or settings.get("variant") or DEFAULTS["variant"]
         relative_time = bool(args.relative_time or settings.get("relative_time", False))
         return cls(args.config, args.entities, args.events, args.entity_id or "",
@@ -112,6 +94,47 @@ class SequentialRequest:
                    method, columns(args.keep, "keep"), columns(args.drop, "drop"), weights, relative_time,
                    OutputRequest.from_args(args), args.quiet)
 
+
+def _flag(name: str) -> str:
+    return FLAGS.get(name, "--" + name.replace("_", "-"))
+
+
+def _input_settings(config: str | None, tables: list[str | None], table_flags: Mapping[str, object]) -> dict:
+    """The input: a study file (whose [anonymization] settings are returned) or the one-table
+    shorthand's two tables (``tables``: entities, events) and column flags (no settings); never
+    both, never neither."""
+    entities, events = tables
+    if config:
+        given = [_flag(n) for n in TABLE_FLAGS if table_flags[n] not in (None, "", [])]
+        if entities or events or given:
+            named = ["the table files" if entities or events else "", *given]
+            raise MicroreleaseError(f"the study file describes the tables: drop {', '.join(n for n in named if n)}",
+                                    parameter="config")
+        return _study_settings(config)
+    missing = [f for f, v in (("the entity table", entities), ("the event table", events),
+                              *((_flag(n), table_flags[n]) for n in
+                                ("entity_id", "qi", "sequence_key", "order_by", "code", "code_hierarchy")))
+               if not v]
+    if missing:
+        raise MicroreleaseError(f"give {FLAGS['config']} study.toml, or {', '.join(missing)}")
+    return {}
+
+
+def _k(typed: int | None, settings: Mapping) -> int:
+    """--k, or the study's k."""
+    k = typed if typed is not None else settings.get("k")
+    if k is None:
+        raise MicroreleaseError(f"{FLAGS['k']} is required (or k in the study's [anonymization])")
+    return k
+
+
+def _weights(flags: Mapping[str, float | None], settings: Mapping) -> dict[str, float]:
+    """The cost weights: a flag (``flags``: w_relational, w_sequence, w_time), else the study's, else the default."""
+    weights = dict(settings.get("weights", {}))
+    for name, flag in (("relational", "w_relational"), ("sequence", "w_sequence"), ("time", "w_time")):
+        if flags[flag] is not None or name not in weights:
+            weights[name] = flags[flag] if flags[flag] is not None else DEFAULTS[flag]
+    return weights
 
 def _study_settings(config: str) -> dict:
     """The study's [anonymization] settings (the study itself is read again by run())."""

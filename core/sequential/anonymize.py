@@ -121,67 +121,135 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     SequentialRelease
         The anonymized tables and their loss.
     """
+    _check_time_weight(w_time)
+    names = _pseudonyms(data.n_entities)
+    members = _group_members(groups)
+    qi_labels, rel_ncp = _generalize_relational(data, members)
+    if sequences:
+        sequence_part = _align_sequences(data, groups, members, names, w_time=w_time, relative_time=relative_time)
+    else:
+        sequence_part = _copy_sequences(data, members, names)
+    return _assemble(data, groups, k, names, qi_labels, rel_ncp, sequence_part,
+                     relative_time=relative_time, sequences=sequences)
+
+
+@dataclass
+class _SequencePart:
+    """What the sequence step produces: the event rows, the released visits' intervals, the codes
+    suppressed per entity and the NCP of every kept code (once per member)."""
+
+    rows: list[tuple[object, ...]]
+    intervals: dict[str, tuple[np.ndarray, ...]]
+    suppressed: np.ndarray
+    kept_ncp: list[float]
+
+
+def _check_time_weight(w_time: float) -> None:
+    """The time weight: a finite number at least 0 (a bool is refused)."""
     if isinstance(w_time, bool) or not isinstance(w_time, (int, float)) or not (math.isfinite(w_time) and w_time >= 0):
         raise InvalidParameterError(f"The 'weight_time' parameter must be finite and at least 0. Got {w_time!r} "
                                     "instead.", parameter="weight_time")
+
+
+def _pseudonyms(n: int) -> np.ndarray:
+    """One pseudonym per entity, in a random order."""
     # Pseudonyms from OS entropy, never from a user's seed: with the seed, anyone could map every
     # pseudonym back to its input position.
     generator = np.random.default_rng()
-    n = data.n_entities
-    names = np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
-    scale = data.time_scale
-    span = time_span(data)
-    released = [c for c, role in data.column_roles[data.name].items() if role in (QI, KEPT)]
-    ents = data.entities[released].copy()
-    rel_ncp = np.zeros((n, len(data.qi)))
-    suppressed = np.zeros(n, dtype=np.int64)
-    kept_ncp: list[float] = []
-    rows: list[tuple[object, ...]] = []
-    intervals: dict[str, tuple[np.ndarray, ...]] = {}
-    h = data.code_hierarchy
-    tree = NodeNCP(h)
-    qi_trees = [NodeNCP(hq) for hq in data.hierarchies]
-    # every group's consensus at once, compiled (alignment_oracle.group_consensus is its oracle in the tests)
-    aligned = align_groups(data, groups, w_time=w_time, span=span) if sequences and len(groups) else None
-    # each group's members, in input order, without a scan of every entity per group
+    return np.array([f"E{i:06d}" for i in generator.permutation(n)], dtype=object)
+
+
+def _group_members(groups: np.ndarray) -> list[list[int]]:
+    """Each group's members, in input order, without a scan of every entity per group."""
     by_group = np.argsort(groups, kind="stable")
     starts = np.searchsorted(groups[by_group], np.arange(int(groups.max()) + 2 if len(groups) else 1))
+    return [[int(e) for e in by_group[starts[g]:starts[g + 1]]]
+            for g in range(int(groups.max()) + 1 if len(groups) else 0)]
+
+
+def _generalize_relational(data: SequentialData, members: list[list[int]]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The relational part: every QI of a group generalized to the lowest level of its hierarchy at
+    which all members agree. Returns the released label of every entity per QI, and its NCP."""
+    n = data.n_entities
+    rel_ncp = np.zeros((n, len(data.qi)))
+    qi_trees = [NodeNCP(hq) for hq in data.hierarchies]
     qi_labels = [np.empty(n, dtype=object) for _ in data.qi]  # filled per group, set once (not per .loc)
-    for g in range(int(groups.max()) + 1 if len(groups) else 0):
-        members = [int(e) for e in by_group[starts[g]:starts[g + 1]]]
+    for group in members:
         for q, hq in enumerate(data.hierarchies):
-            values = data.qi_codes[members, q]
+            values = data.qi_codes[group, q]
             level = next(lv for lv in range(hq.height + 1) if len(set(hq.codes[lv][values])) == 1)
-            qi_labels[q][members] = hq.labels[level][hq.codes[level][values[0]]]
-            rel_ncp[members, q] = qi_trees[q].ncp(level, int(values[0]))
-        if not sequences:
-            for e in members:
-                visits = member_visits(data, e)
-                intervals[names[e]] = (np.array([float(v[0]) for v in visits]), np.array([float(v[1]) for v in visits]))
-                a = data.code_ptr[data.visit_ptr[e]]
-                for rank, (_, _, codes) in enumerate(visits, start=1):
-                    rows.extend((names[e], f"{names[e]}-V{rank}", scale.text(data.times[a + x]), h.ground[c])
-                                for x, c in enumerate(codes))
-                    a += len(codes)
-            continue
-        assert aligned is not None  # aligned whenever sequences are
+            qi_labels[q][group] = hq.labels[level][hq.codes[level][values[0]]]
+            rel_ncp[group, q] = qi_trees[q].ncp(level, int(values[0]))
+    return qi_labels, rel_ncp
+
+
+def _copy_sequences(data: SequentialData, members: list[list[int]], names: np.ndarray) -> _SequencePart:
+    """``sequences=False``: every member's visits written as they are (nothing suppressed)."""
+    scale, h = data.time_scale, data.code_hierarchy
+    part = _SequencePart([], {}, np.zeros(data.n_entities, dtype=np.int64), [])
+    for group in members:
+        for e in group:
+            visits = member_visits(data, e)
+            part.intervals[names[e]] = (np.array([float(v[0]) for v in visits]),
+                                        np.array([float(v[1]) for v in visits]))
+            a = data.code_ptr[data.visit_ptr[e]]
+            for rank, (_, _, codes) in enumerate(visits, start=1):
+                part.rows.extend((names[e], f"{names[e]}-V{rank}", scale.text(data.times[a + x]), h.ground[c])
+                                 for x, c in enumerate(codes))
+                a += len(codes)
+    return part
+
+
+def _align_sequences(data: SequentialData, groups: np.ndarray, members: list[list[int]], names: np.ndarray, *,
+                     w_time: float, relative_time: bool) -> _SequencePart:
+    """The sequence part: every group's consensus (the multiple alignment), what it suppresses of each
+    member, and the consensus written for every member."""
+    part = _SequencePart([], {}, np.zeros(data.n_entities, dtype=np.int64), [])
+    if not len(groups):
+        return part
+    # every group's consensus at once, compiled (alignment_oracle.group_consensus is its oracle in the tests)
+    aligned = align_groups(data, groups, w_time=w_time, span=time_span(data))
+    tree = NodeNCP(data.code_hierarchy)
+    for g, group in enumerate(members):
         consensus = consensus_of(aligned, g)
-        n_kept = sum(len(v.codes) for v in consensus)
-        whens = [str(rank) if relative_time else scale.interval(v.low, v.high) for rank, v in enumerate(consensus, 1)]
-        labels = [[h.labels[level][h.codes[level][rep]] for level, rep in v.codes] for v in consensus]
-        kept_ncp.extend(tree.ncp(level, rep) * len(members) for v in consensus for level, rep in v.codes)
-        bounds = tuple(np.array([float(getattr(v, end)) for v in consensus]) for end in ("low", "high"))
-        for e in members:
-            suppressed[e] = int(data.code_ptr[data.visit_ptr[e + 1]] - data.code_ptr[data.visit_ptr[e]]) - n_kept
-            intervals[names[e]] = bounds
-            for rank, (when, visit) in enumerate(zip(whens, labels, strict=True), start=1):
-                rows.extend((names[e], f"{names[e]}-V{rank}", when, label) for label in visit)
+        part.kept_ncp.extend(tree.ncp(level, rep) * len(group) for v in consensus for level, rep in v.codes)
+        _suppress(data, group, sum(len(v.codes) for v in consensus), part.suppressed)
+        _write_consensus(data, group, names, consensus, part, relative_time=relative_time)
+    return part
+
+
+def _suppress(data: SequentialData, group: list[int], n_kept: int, suppressed: np.ndarray) -> None:
+    """Suppression: each member loses the codes the consensus does not keep."""
+    for e in group:
+        suppressed[e] = int(data.code_ptr[data.visit_ptr[e + 1]] - data.code_ptr[data.visit_ptr[e]]) - n_kept
+
+
+def _write_consensus(data: SequentialData, group: list[int], names: np.ndarray, consensus: list[ConsensusVisit],
+                     part: _SequencePart, *, relative_time: bool) -> None:
+    """The consensus written as every member's sequence: codes at their common ancestor, times as the
+    visit's interval (or its rank, with ``relative_time``)."""
+    h, scale = data.code_hierarchy, data.time_scale
+    whens = [str(rank) if relative_time else scale.interval(v.low, v.high) for rank, v in enumerate(consensus, 1)]
+    labels = [[h.labels[level][h.codes[level][rep]] for level, rep in v.codes] for v in consensus]
+    bounds = tuple(np.array([float(getattr(v, end)) for v in consensus]) for end in ("low", "high"))
+    for e in group:
+        part.intervals[names[e]] = bounds
+        for rank, (when, visit) in enumerate(zip(whens, labels, strict=True), start=1):
+            part.rows.extend((names[e], f"{names[e]}-V{rank}", when, label) for label in visit)
+
+
+def _assemble(data: SequentialData, groups: np.ndarray, k: int, names: np.ndarray, qi_labels: list[np.ndarray],
+              rel_ncp: np.ndarray, part: _SequencePart, *, relative_time: bool, sequences: bool) -> SequentialRelease:
+    """The output: the entity table (pseudonyms, generalized QIs, kept columns), the event table, the losses."""
+    released = [c for c, role in data.column_roles[data.name].items() if role in (QI, KEPT)]
+    ents = data.entities[released].copy()
     for name, column in zip(data.qi, qi_labels, strict=True):
         ents[name] = column
     ents.insert(0, data.entity_id, names)
-    events = pd.DataFrame(rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])
+    events = pd.DataFrame(part.rows, columns=[data.entity_id, data.sequence_key, data.order_by, data.code])
     events = events.sort_values([data.entity_id], kind="stable").reset_index(drop=True)
     total_codes = len(data.codes)
-    seq_loss = (suppressed.sum() + float(np.sum(kept_ncp))) / total_codes if total_codes else 0.0
-    return SequentialRelease(ents, events, groups, k, suppressed, float(rel_ncp.mean()) if rel_ncp.size else 0.0,
-                             float(seq_loss), names, intervals, data.column_fates(relative_time=relative_time, sequences=sequences))
+    seq_loss = (part.suppressed.sum() + float(np.sum(part.kept_ncp))) / total_codes if total_codes else 0.0
+    return SequentialRelease(ents, events, groups, k, part.suppressed, float(rel_ncp.mean()) if rel_ncp.size else 0.0,
+                             float(seq_loss), names, part.intervals,
+                             data.column_fates(relative_time=relative_time, sequences=sequences))
