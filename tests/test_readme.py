@@ -69,7 +69,8 @@ def test_readme_opens_with_two_commands_and_ci_runs_the_second():
     first, second = blocks[0], blocks[1]
     assert first.startswith("# 1.") and "pip install ." in first
     assert second.startswith("# 2.") and "pytest" in second
-    assert second.index("ruff check") < second.index("mypy") < second.index("pytest")  # types checked in CI
+    line = second.splitlines()[1]
+    assert line.index("ruff check") < line.index("mypy") < line.index("pytest")  # types checked in CI
     ci = (ROOT / ".ci" / "run").read_text()
     assert "README.md" in ci and "# 2." in ci  # .ci/run extracts and runs command 2 from the README
 

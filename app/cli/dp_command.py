@@ -71,7 +71,7 @@ class DPRequest:
         path, chosen = resolve_input(args, microdata_sample)
         identifiers = _identifiers(columns(args.identifier, "identifiers"), chosen)
         bounds_text = ",".join(args.bounds)  # --bounds is repeatable; a column bounded twice is refused
-        _check_method(args.method)
+        _validate_method(args.method)
         if args.method == RATIO:
             _refuse_noise_options({"attributes": args.attrs, "noise": args.noise, "linked": args.linked_records,
                                    "rng": args.seed is not None})
@@ -94,7 +94,7 @@ def _identifiers(typed: tuple[str, ...], chosen) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*typed, *(chosen.identifiers if chosen else ())]))
 
 
-def _check_method(method: str) -> None:
+def _validate_method(method: str) -> None:
     """--method: a noise method or the ratio-closeness route (t-closeness is pointed to the latter)."""
     if method not in METHODS:
         hint = (f" (t-closeness, Li et al.'s EMD bound, is a privacy model of search and release; its "

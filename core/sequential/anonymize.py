@@ -121,7 +121,7 @@ def anonymize_groups(data: SequentialData, groups: np.ndarray, k: int, *, w_time
     SequentialRelease
         The anonymized tables and their loss.
     """
-    _check_time_weight(w_time)
+    _validate_time_weight(w_time)
     names = _pseudonyms(data.n_entities)
     members = _group_members(groups)
     qi_labels, rel_ncp = _generalize_relational(data, members)
@@ -144,7 +144,7 @@ class _SequencePart:
     kept_ncp: list[float]
 
 
-def _check_time_weight(w_time: float) -> None:
+def _validate_time_weight(w_time: float) -> None:
     """The time weight: a finite number at least 0 (a bool is refused)."""
     if isinstance(w_time, bool) or not isinstance(w_time, (int, float)) or not (math.isfinite(w_time) and w_time >= 0):
         raise InvalidParameterError(f"The 'weight_time' parameter must be finite and at least 0. Got {w_time!r} "

@@ -103,7 +103,7 @@ def test_the_policies_that_declare_reading_the_quality_profile_are_the_share_mas
 
 @pytest.mark.parametrize("policy", SCORED_WITHOUT_SHARE_MASS)
 def test_a_question_under_a_policy_not_reading_the_quality_profile_does_not_build_it(policy, capsys, monkeypatch):
-    import microrelease.core.lattice.quality_profile as quality_profile
+    import microrelease.core.lattice.profile as profile_module
     from microrelease.core.lattice.profile import build_profile
     from microrelease.core.lattice.search import query
 
@@ -115,7 +115,7 @@ def test_a_question_under_a_policy_not_reading_the_quality_profile_does_not_buil
     def refuse(*_, **__):
         raise AssertionError("the quality profile was built")
 
-    monkeypatch.setattr(quality_profile, "build_quality", refuse)
+    monkeypatch.setattr(profile_module, "build_quality", refuse)
     assert main(["search", "--sample", "adult", "--qi", qi, "--k", str(k), "--max-sup", str(max_sup), "--policy",
                  policy, "--strategy", "profile", "--json", "--quiet"]) == 0
     assert tuple(json.loads(capsys.readouterr().out)["preferred"]["vector"]) == tuple(expected)
