@@ -4,7 +4,7 @@ The numba kernels are compiled once per machine (numba's on-disk cache); a first
 ``kernel_strategy`` says whether a family of kernels can run without compiling; when it cannot, the
 app takes the numpy path of the same computation (the kernels' test oracle: identical results),
 which is faster than compiling first on the small tables the app runs on. ``compile_kernels`` is what
-the warm-up child (:mod:`~microrelease.app.warm_up`) runs first.
+the warm-up child (``warm_up``) runs first.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Work run off the page: :class:`Latest` runs one kind of work on a worker thread and hands its
+"""Work run off the page: ``Latest`` runs one kind of work on a worker thread and hands its
 outcome back to the page."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """The dashboard: one ``create_app()`` per browser session, the same object inline in Jupyter.
 
 The page is the sidebar (step 2, the question), the summary line and one tab per entry of
-:data:`microrelease.app.tabs.tab_registry.TABS`, in the order of a decision (1 Data, 3 Explore, 4 Decide,
+``microrelease.app.tabs.tab_registry.TABS``, in the order of a decision (1 Data, 3 Explore, 4 Decide,
 then the tabs that stand aside); each tab opens with one line saying what it needs and what it shows.
-Served: ``microrelease app`` (see :mod:`microrelease.app.serve`). In a notebook::
+Served: ``microrelease app`` (see ``microrelease.app.serve``). In a notebook::
 
     import panel as pn; pn.extension("tabulator", "filedropper", inline=True)
     from microrelease.app import Dashboard, lattice_view, tradeoff_view
@@ -89,7 +89,7 @@ class Views(dict):
 
 
 class Dashboard(pn.viewable.Viewer):
-    """The whole app over one Explorer; displays inline in Jupyter, served by :func:`create_app`.
+    """The whole app over one Explorer; displays inline in Jupyter, served by ``create_app``.
 
     ``views`` holds each tab's view by its registry name (``views["lattice"].state`` is its state);
     ``tab`` is the name of the tab in view (the sidebar shows that tab's sections).

@@ -138,7 +138,7 @@ def serve_options(host: str, port: int) -> dict[str, Any]:
 def warm_tabs(tabs: Sequence = TABS) -> WarmUp:
     """Off the first page's path: once a session's page is ready in the browser, one child process at
     the lowest priority compiles the numba kernels and computes the figures the ``tabs`` share (see
-    :class:`~microrelease.app.warm_up.WarmUp`); a tab opened before that computes its own. Registered
+    ``WarmUp``); a tab opened before that computes its own. Registered
     before the server starts, so that the first session is not missed."""
     warm_up = WarmUp([tab.name for tab in tabs if tab.warm is not None], warm_figures)
     pn.state.on_session_created(lambda _context: pn.state.onload(warm_up.start))

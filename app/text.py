@@ -1,7 +1,7 @@
 """Text from data, file names or users, made safe to put in a Markdown or HTML pane.
 
 Panel's Markdown panes render raw HTML, so a data value ``<img src=x onerror=...>`` or a file named
-so would run in the viewer's browser (stored XSS). Every such text goes through :func:`shown`
+so would run in the viewer's browser (stored XSS). Every such text goes through ``shown``
 before it reaches a pane: HTML is escaped and Markdown punctuation is backslash-escaped, so the
 value reads exactly as it is in the data (``9413*`` stays ``9413*``, not an emphasis).
 """

@@ -1,4 +1,4 @@
-"""The warm-up of the served app: :class:`WarmUp` compiles the kernels and computes the other tabs'
+"""The warm-up of the served app: ``WarmUp`` compiles the kernels and computes the other tabs'
 figures in one child process at the lowest CPU priority, started once the first page is shown; its
 figures fill this process's caches. The caller (serve) names the tabs and hands the function that
 warms them (the warm-up does not import the tab registry, which builds on it)."""
@@ -48,7 +48,7 @@ def _warm_in_child(warm: Callable[[Sequence[str]], object], tabs: Sequence[str],
 class WarmUp:
     """Compile the kernels and compute the named tabs' shared figures (``warm(tabs)``, a module-level
     function the child can import: the tab registry's) in one child process, started
-    once by :meth:`start`, at the lowest CPU priority (``niceness`` 19: it takes what the server and
+    once by ``start``, at the lowest CPU priority (``niceness`` 19: it takes what the server and
     the browser leave). The child is spawned (the server's threads are not forked) and ends when the
     server's process does, however it ends; its figures are handed back whole."""
 

@@ -3,7 +3,7 @@
 
 Each synthetic QI ``z1, z2, ...`` holds 12 values ``v00..v11`` drawn from a Zipf law (probability of
 value i proportional to 1 / (i + 1)), independently per row and per QI, from one seeded generator
-(seed :data:`SEED`); its hierarchy is value -> group of 4 (``g0..g2``) -> ``*`` (height 2), so each
+(seed ``SEED``); its hierarchy is value -> group of 4 (``g0..g2``) -> ``*`` (height 2), so each
 synthetic QI triples the lattice. The rows are the bundled adult sample's, so the table is the same
 on every machine.
 """
@@ -53,7 +53,7 @@ def wide_dataset(n_qi: int, **kwargs) -> Dataset:
 
 
 def generated_sample(name: str) -> Dataset:
-    """The generated sample ``name`` of :data:`GENERATED`, named after it (the Data tab's line says so)."""
+    """The generated sample ``name`` of ``GENERATED``, named after it (the Data tab's line says so)."""
 
     return replace(wide_dataset(GENERATED[name]), source=f"{name} (adult + {GENERATED[name] - 9} synthetic QIs, "
                                                          f"seed {SEED})")

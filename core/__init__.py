@@ -16,7 +16,7 @@ One folder per family of methods, one module per idea of its paper:
   protocol that a ``Dataset`` and a ``TableSummary`` both meet;
 - ``release``: the one path by which every release is written, re-read and checked.
 
-No UI library is imported here; :mod:`microrelease.app` builds on this package, never the reverse.
+No UI library is imported here; ``microrelease.app`` builds on this package, never the reverse.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -1,7 +1,10 @@
 """A subpackage's public names, each imported from its module on first use (PEP 562).
 
-Importing a subpackage then imports none of its modules: no import circle through a package's
-``__init__`` and no extra start-up time (its numba kernels are compiled only when used). The
+A subpackage's ``__init__`` then imports none of its modules, so no import circle runs through it
+(``microrelease.core``'s own ``__init__`` still imports the central names eagerly, so importing any
+subpackage loads them). To add a public name: its module in ``_MODULES``, the name in ``__all__``
+and an import under ``TYPE_CHECKING`` (what mypy reads; tests/test_architecture.py holds the three
+to one list). The
 package keeps a literal ``__all__`` (what readers, griffe and type checkers see) and names the
 module of each name in one table.
 """

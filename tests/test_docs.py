@@ -67,6 +67,9 @@ def test_mkdocs_builds_the_site_strictly_without_a_warning(tmp_path):
     assert "WARNING" not in output and "ERROR" not in output, output
     import importlib
 
+    roles = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):")  # Sphinx markup mkdocstrings shows raw
+    shown = {str(p.relative_to(tmp_path)): roles.findall(p.read_text()) for p in (tmp_path / "site").rglob("*.html")}
+    assert {name: found for name, found in shown.items() if found} == {}
     for built in (tmp_path / "site" / "reference").glob("*/index.html"):  # every exported name documented
         module = re.search(r"^::: (\S+)", page(f"reference/{built.parent.name}.md"), re.M).group(1)
         exported = getattr(importlib.import_module(module), "__all__", [])

@@ -10,9 +10,9 @@
 - ``sequential``: k-anonymize entities with a relational part and visit sequences;
 - ``app``: serve the dashboard.
 
-One module per command, over the option groups of :mod:`~microrelease.app.cli.options`; each command
+One module per command, over the option groups of ``options``; each command
 parses its arguments once into a frozen request. Errors in the input print one line naming the flag,
-column, value or file, and exit with status 2 (:mod:`~microrelease.app.cli.flags` maps the core's
+column, value or file, and exit with status 2 (``flags`` maps the core's
 parameter names to flags).
 """
 

@@ -127,7 +127,7 @@ def criteria_of(rows: Rows, request: LatticeRequest, k_map=None) -> Criteria:
 def answer(rows: Rows, request: LatticeRequest, *, k_map=None,
            k_map_profile: Callable[[], LatticeProfile] | None = None,
            k_minimal: bool = True) -> tuple[Answer | PrunedAnswer, Choice]:
-    """The question answered by the search chosen by cost (:func:`microrelease.core.search.strategy.choose`):
+    """The question answered by the search chosen by cost (``microrelease.core.search.strategy.choose``):
     the whole-lattice profile (``k_map_profile`` builds it under ``k_map``) or the pruned search under
     every criterion, which also tags the whole lattice when ``k_minimal`` (the k-minimal set,
     Find_vector) is to be read."""

@@ -1,6 +1,6 @@
 """What every writing command shares: the paths that must never be written, and the closing lines.
 
-The writing itself is the core's one release path (:func:`microrelease.core.release.publishing`); a
+The writing itself is the core's one release path (``microrelease.core.release.publishing``); a
 command only gathers the paths to protect and reports what the core checked.
 """
 

@@ -3,12 +3,12 @@
 Every figure comes from the table's equivalence classes over the QIs, every row counted (none is
 suppressed: run it on a released file for the risk of that release):
 
-- El Emam's prosecutor, journalist and marketer risk (:mod:`microrelease.core.risk.reidentification`,
+- El Emam's prosecutor, journalist and marketer risk (``microrelease.core.risk.reidentification``,
   ARX's ``RiskModelSampleSummary``);
-- population uniqueness estimated from the sample (:mod:`microrelease.core.risk.uniqueness`: Pitman,
+- population uniqueness estimated from the sample (``microrelease.core.risk.uniqueness``: Pitman,
   Zayatz, SNB and Dankar et al.'s rule, as ARX's ``RiskModelPopulationUniqueness``), with a population
   table also the true counts;
-- Benedetti-Franconi's individual risk (:mod:`microrelease.core.risk.individual`, sdcMicro's ``indivRisk``).
+- Benedetti-Franconi's individual risk (``microrelease.core.risk.individual``, sdcMicro's ``indivRisk``).
 
 The population is a table that contains the sample (``--population``; its class sizes are counted and the
 sampling fraction is rows / population rows), or a sampling fraction (``--sampling-fraction``: each class's

@@ -1,6 +1,6 @@
 """The parser built from the command modules, and ``main``: one request per run, and the exit status.
 
-Only a :class:`~microrelease.core.MicroreleaseError` is the user's to fix: one line on stderr,
+Only a ``MicroreleaseError`` is the user's to fix: one line on stderr,
 status 2. Anything else is a bug and surfaces with its traceback. Ctrl-C exits 130, SIGTERM 143 (both
 after every ``finally`` has removed the temporary files), a closed pipe 141; ``check`` exits 1 for a
 table that is not k-anonymous.
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None, *, keep_handler: bool = False) -> in
 
 
 def entry() -> int:
-    """The console script: :func:`main`, whose SIGTERM handler stays in place to the process's end, so
+    """The console script: ``main``, whose SIGTERM handler stays in place to the process's end, so
     that a SIGTERM after the command finished is said (its output is complete), not a silent exit -15."""
     code = main(keep_handler=True)
     if _LATE.is_set():

@@ -43,7 +43,7 @@ def k_map_model(rows: Rows, k_map: KMapRequest, quiet: bool, *, joint: bool = Tr
 
 
 def k_map_answer(rows: Rows, request: LatticeRequest, *, k_minimal: bool = True) -> tuple:
-    """(answer, choice, the k-map model or None): the question answered as :func:`answer` does (the joint
+    """(answer, choice, the k-map model or None): the question answered as ``answer`` does (the joint
     roll-up of sample and population is made only if the whole-lattice profile answers)."""
     if not request.k_map:
         return (*answer(rows, request, k_minimal=k_minimal), None)

@@ -1,10 +1,10 @@
 """The Explorer's privacy-criteria parameters, generated from the core's registry (param only, no Panel).
 
 Each API parameter of the registry but k (the question's own, asked by the sidebar's slider) is one
-group of controls (:func:`~microrelease.core.criteria.registry.control_groups`); each control is one
+group of controls (``control_groups``); each control is one
 Explorer parameter of its name (``l_kind``, ``l``, ``c``, ``t``, ``ground``, ``max_risk``, ...). A
 group's values compose its text spec, parsed by ``parse_criteria`` as the command line's flags are.
-A criterion registered later (a test's) gets its parameters on the next Explorer made (:func:`declare`).
+A criterion registered later (a test's) gets its parameters on the next Explorer made (``declare``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ OWN = ("k",)  # registry parameters the question asks for with its own widgets, 
 
 def groups(*, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, ControlGroup]:
     """The registry's groups the sidebar generates (registry order), optionally filtered as
-    :func:`~microrelease.core.criteria.registry.spec_parameters` filters."""
+    ``spec_parameters`` filters."""
     return {p: g for p, g in control_groups(needs=needs, scope=scope).items() if p not in OWN}
 
 
@@ -36,7 +36,7 @@ def parameter(control: Control) -> param.Parameter:
 
 
 def declare(cls: type[param.Parameterized]) -> None:
-    """Give ``cls`` a parameter for every control of :func:`groups` it lacks (the registry read now)."""
+    """Give ``cls`` a parameter for every control of ``groups`` it lacks (the registry read now)."""
     for group in groups().values():
         for control in group.every:
             if control.name not in cls.param:

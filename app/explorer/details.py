@@ -45,7 +45,7 @@ RISK_ROWS = (  # what node details show of Explorer.risk, in this order
 
 
 def risk_table(risk: dict, threshold: float, fraction: float) -> str:
-    """A Markdown table of the node's re-identification risk (see :meth:`Explorer.risk`)."""
+    """A Markdown table of the node's re-identification risk (see ``Explorer.risk``)."""
     def value(name):
         if name not in risk:
             return "set *population uniques at most* to estimate it"

@@ -3,7 +3,7 @@
 ``Explorer`` owns one dataset, its whole-lattice profile and the current question (k, MaxSup,
 policy, privacy models). Every change of the question is answered from the profile
 (``microrelease.core.query``), never by re-reading the data. On a lattice too large for the profile
-(``large``: the core's rule, :mod:`microrelease.app.explorer.large`) the pruned search answers each
+(``large``: the core's rule, ``microrelease.app.explorer.large``) the pruned search answers each
 question instead, off the page, from one warm evaluator. It also holds what the lattice views
 share: the selected node, the lattice view mode (mode, fixed QIs, expanded nodes) and the
 Find_vector probe highlighted. Colours and text for the page live in the views.
@@ -140,7 +140,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
     def load(self, dataset: Dataset, profile: LatticeProfile | None = None,
              progress: Callable[[float], None] | None = None, *, searcher: Searcher | None = None) -> None:
         """Use ``dataset`` (building its profile unless given) and answer the current question; on a
-        lattice too large for the profile (:func:`large_lattice`), the pruned search answers, off the page."""
+        lattice too large for the profile (``large_lattice``), the pruned search answers, off the page."""
         if profile is None and (searcher is not None or large_lattice(dataset)):
             return self._load_large(dataset, searcher)
         quality = POLICIES[self.policy].reads_quality_profile  # see _with_quality
@@ -466,7 +466,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     def quality_scores(self) -> dict[str, np.ndarray]:
         """Quality model -> score per node, for the models this profile can give, every node at once: the
-        one computation :meth:`quality` (and the tabs through it) reads, kept until the profile or k
+        one computation ``quality`` (and the tabs through it) reads, kept until the profile or k
         changes. Not on a large lattice (no profile)."""
         key = (self.profile, self.k)
         if self._quality is None or self._quality[0] is not key[0] or self._quality[1] != key[1]:
@@ -481,7 +481,7 @@ class Explorer(ModelSteps, KMapSteps, param.Parameterized):
 
     def risk_figures(self) -> dict[str, np.ndarray]:
         """Prosecutor risk figure (core ``node_risk``) -> value per node at ``risk_threshold``, every node
-        at once: the one computation :meth:`risk` (and the tabs through it) reads, kept until the
+        at once: the one computation ``risk`` (and the tabs through it) reads, kept until the
         profile, k or the threshold changes. Not on a large lattice (no profile)."""
         key = (self.profile, self.k, self.risk_threshold)
         if self._risk is None or self._risk[0] is not key[0] or self._risk[1:3] != key[1:]:

@@ -2,7 +2,7 @@
 
 A vector is read with its level names (``[1, 1] = Race: level 1 (all: person), ZIP: ...``); the
 k-minimal list folds away under a ``<details>`` so the first line stays one line. Level names come
-from hierarchy files, so every name goes through :func:`shown`.
+from hierarchy files, so every name goes through ``shown``.
 """
 
 from __future__ import annotations

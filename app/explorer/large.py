@@ -1,12 +1,12 @@
 """The dashboard on a lattice too large for the whole-lattice profile: answers from the pruned search.
 
-Which search answers is the core's rule (:func:`microrelease.core.search.strategy.choose` for many
+Which search answers is the core's rule (``microrelease.core.search.strategy.choose`` for many
 questions): on a lattice over its profile threshold the Explorer answers every (k, MaxSup, policy)
-question with :func:`~microrelease.core.search.search_pruned`, reusing one warm
-:class:`~microrelease.core.search.NodeEvaluator` per loaded table (its cache of class snapshots makes
-the later questions fast) and one :class:`~microrelease.core.search.SearchMemory` (what earlier
-questions decided tags a new search's nodes: a k change evaluates only the nodes left open). :class:`LargeAnswer` gives the views what they read of a profile's
-:class:`~microrelease.core.lattice.search.Answer`: every node's tag (satisfies or not: the whole lattice
+question with ``search_pruned``, reusing one warm
+``NodeEvaluator`` per loaded table (its cache of class snapshots makes
+the later questions fast) and one ``SearchMemory`` (what earlier
+questions decided tags a new search's nodes: a k change evaluates only the nodes left open). ``LargeAnswer`` gives the views what they read of a profile's
+``Answer``: every node's tag (satisfies or not: the whole lattice
 is tagged, k-anonymity being monotone), the k-minimal set, Find_vector, and the figures of the nodes
 asked for, read from the search's evaluated nodes or rolled up on demand.
 
@@ -125,7 +125,7 @@ class _Stats:
 
 
 class LargeAnswer:
-    """What the views read of an :class:`~microrelease.core.lattice.search.Answer`, from a pruned search
+    """What the views read of an ``Answer``, from a pruned search
     whose whole lattice is tagged (see the module docstring)."""
 
     def __init__(self, pruned: PrunedAnswer, lock, lattice: Lattice | None = None, criteria: Criteria | None = None):

@@ -1,7 +1,7 @@
 """The Explorer's privacy-model steps: the models the sidebar asks for, their profile built off the page's
 thread (with the quality figures when a quality policy is chosen), and what the page says when they cannot
-apply. A mixin of :class:`~microrelease.app.explorer.explorer.Explorer`, which owns the parameters, the profile
-in force and the worker; k-map's steps are :class:`~microrelease.app.explorer.population.KMapSteps`."""
+apply. A mixin of ``Explorer``, which owns the parameters, the profile
+in force and the worker; k-map's steps are ``KMapSteps``."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class ModelSteps:
 
     def specs(self, *, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, str | None]:
         """Each generated group's text spec by API parameter (None: off), composed from this Explorer's
-        values of its controls (:mod:`~microrelease.app.explorer.criteria_params`); ``needs``/``scope`` filter
+        values of its controls (``criteria_params``); ``needs``/``scope`` filter
         the groups as the registry's ``spec_parameters`` does."""
         return {parameter: group.spec({c.name: getattr(self, c.name) for c in group.every})
                 for parameter, group in groups(needs=needs, scope=scope).items()}

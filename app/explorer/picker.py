@@ -1,5 +1,5 @@
 """The base of the plots where a tap selects a node through HoloViews (the trade-off plot; the lattice
-is plain Bokeh, see :mod:`microrelease.app.tabs.lattice.figure`)."""
+is plain Bokeh, see ``microrelease.app.tabs.lattice.figure``)."""
 
 from __future__ import annotations
 

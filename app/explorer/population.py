@@ -1,4 +1,4 @@
-"""k-map against a population table in the dashboard (param-free helpers of :class:`Explorer`).
+"""k-map against a population table in the dashboard (param-free helpers of ``Explorer``).
 
 The population a dataset may be checked against (El Emam & Dankar's k-map; ARX's ``KMap`` with a
 population table): a bundled sample's own (``Sample.population_path``: adult-sample's is the whole
@@ -78,7 +78,7 @@ def coded_k_map(dataset: Dataset, population: PopulationTable, big_k: int) -> KM
 
 
 def k_map_release(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, models=()) -> GeneralizedTable:
-    """:func:`generalize` at ``node`` with the classes having fewer than K population records suppressed
+    """``generalize`` at ``node`` with the classes having fewer than K population records suppressed
     too (the classes the core's release writer suppresses for ``k_map``), and those failing ``models``
     (on ``frequency``, the sensitive attribute's) when k-map is asked beside them."""
     table = generalize(dataset, node, k)
@@ -96,14 +96,14 @@ def k_map_release(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, m
 
 def k_map_released_tuples(dataset: Dataset, node, k: int, k_map: KMap, frequency=None, models=()) -> np.ndarray:
     """Per tuple of ``dataset``'s frequency set: whether its rows are released at ``node`` under k and k-map
-    (and ``models``, as :func:`k_map_release`)."""
+    (and ``models``, as ``k_map_release``)."""
     suppression = node_suppression(dataset, node, Criteria.of(k, *models, k_map, sensitive=frequency))
     _, tuple_class = class_sizes(dataset.frequency, dataset.hierarchies, node)
     return ~suppression.suppressed[tuple_class]
 
 
 class KMapSteps:
-    """The Explorer's k-map steps (a mixin of :class:`~microrelease.app.explorer.explorer.Explorer`, which
+    """The Explorer's k-map steps (a mixin of ``Explorer``, which
     owns the parameters ``k_map``, ``model_running``, ``model_progress`` and the profile in force)."""
 
     def _apply_k_map(self) -> None:

@@ -1,10 +1,10 @@
 """The sidebar: step 2 of the page, the question (k, MaxSup in rows and %, preference policy and
 weights, privacy models), and the lattice view mode. It shows only the sections of the tab in view
-(:meth:`Sidebar.show`, driven by the tab registry's ``sidebar`` entries): the tabs with their own k
+(``Sidebar.show``, driven by the tab registry's ``sidebar`` entries): the tabs with their own k
 must not have a second k on screen beside theirs.
 
 The privacy criteria's boxes are generated from the core's registry, one group per API parameter
-(:mod:`~microrelease.app.explorer.criteria_params`), placed in the section of what the criterion reads.
+(``criteria_params``), placed in the section of what the criterion reads.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SECTIONS = (
 OTHER = ("other", "#### Other privacy criteria")
 
 
-class CheckedIntInput(pn.widgets.IntInput):
+class ValidatedIntInput(pn.widgets.IntInput):
     """An IntInput whose bounds the server checks. Given the bounds, Bokeh's spinner silently keeps its
     old value while still showing what was typed (k "9999" on screen, k = 2 in force); without them
     the value reaches the server, which says what is wrong and puts the box back.
@@ -46,8 +46,8 @@ class CheckedIntInput(pn.widgets.IntInput):
     _debounce = 0
 
 
-class CheckedFloatInput(pn.widgets.FloatInput):
-    """A FloatInput whose bounds the server checks (see :class:`CheckedIntInput`)."""
+class ValidatedFloatInput(pn.widgets.FloatInput):
+    """A FloatInput whose bounds the server checks (see ``ValidatedIntInput``)."""
 
     _rename = {"start": None, "end": None}
     _debounce = 0
@@ -76,10 +76,10 @@ class Sidebar(pn.viewable.Viewer):
         self._syncing = False
         self.k_slider = pn.widgets.IntSlider.from_param(e.param.k, label="k", end=min(100, e.param.k.bounds[1] or 100),
                                                         css_classes=["k-slider"])
-        self.k_input = CheckedIntInput(label="k (exact)", value=e.k, css_classes=["k-input"],
+        self.k_input = ValidatedIntInput(label="k (exact)", value=e.k, css_classes=["k-input"],
                                        description=e.param.k.doc)
-        self.sup_rows = CheckedIntInput(label="MaxSup (rows)", value=e.max_sup, css_classes=["maxsup-rows"])
-        self.sup_pct = CheckedFloatInput(label="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
+        self.sup_rows = ValidatedIntInput(label="MaxSup (rows)", value=e.max_sup, css_classes=["maxsup-rows"])
+        self.sup_pct = ValidatedFloatInput(label="MaxSup (% of rows)", value=0.0, start=0, end=100, step=0.5,
                                          css_classes=["maxsup-pct"])
         self.input_message = pn.pane.Alert(alert_type="warning", visible=False, css_classes=["input-message"],
                                            sizing_mode="stretch_width")
@@ -149,12 +149,12 @@ class Sidebar(pn.viewable.Viewer):
     # --- the privacy criteria's generated boxes ------------------------------------------------------
     def _box(self, control: Control) -> pn.widgets.Widget:
         """The widget of one control, bound to the Explorer's parameter of its name: a select for a choice,
-        else a number box whose bounds the server checks (:meth:`_check`), showing the value in force."""
+        else a number box whose bounds the server checks (``_check``), showing the value in force."""
         e, name = self.state, control.name
         if control.choices:
             box = pn.widgets.Select.from_param(e.param[name], label=control.label, css_classes=[css_class(control)])
         else:
-            kind = CheckedIntInput if control.kind is int else CheckedFloatInput
+            kind = ValidatedIntInput if control.kind is int else ValidatedFloatInput
             box = kind(label=control.label, value=getattr(e, name), start=control.low, end=control.high,
                        step=control.step or 1, css_classes=[css_class(control)], description=control.doc or None)
             self._validate_box(box, name, lambda: getattr(e, name), lambda v: setattr(e, name, v))
@@ -164,7 +164,7 @@ class Sidebar(pn.viewable.Viewer):
 
     def _sections(self) -> dict[str, list]:
         """Each section's heading, then its groups (registry order): a group goes to the first section
-        whose filter of the registry takes it (:data:`SECTIONS`), else to the last (:data:`OTHER`)."""
+        whose filter of the registry takes it (``SECTIONS``), else to the last (``OTHER``)."""
         sections, placed = {}, set()
         for key, heading, which in SECTIONS:
             taken = [p for p in groups(**which) if p not in placed]
@@ -249,7 +249,7 @@ class Sidebar(pn.viewable.Viewer):
         self._show_max_sup(e.max_sup)
         boxes = []
         for q in e.dataset.quasi_identifiers:
-            box = CheckedFloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
+            box = ValidatedFloatInput(label=f"weight of {q}", value=float(e.weights.get(q, 1.0)), start=0, step=0.5)
             self._validate_box(box, f"weight of {q}", lambda q=q: e.weights.get(q, 1.0),
                         lambda v, q=q: setattr(e, "weights", {**e.weights, q: v}))
             boxes.append(box)

@@ -2,7 +2,7 @@
 
 The page follows the steps of a release decision: 1 Data → 2 Question (the sidebar) → 3 Explore
 (lattice, trade-off) → 4 Decide (node details, risk, export); the tabs after those stand aside from
-the question. Each entry names the tab, gives its state (made from the session's :class:`TabContext`)
+the question. Each entry names the tab, gives its state (made from the session's ``TabContext``)
 and its view class (the view is made as ``view(state=state)``), the one line at its top saying what
 it needs and what it shows, and which sidebar sections it uses. The dashboard
 (``microrelease.app.main``) builds its page from this list; once a first page is shown, ``serve``

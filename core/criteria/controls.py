@@ -1,12 +1,12 @@
 """What a front end asks for each criterion's parameters, declared as data beside the parameter.
 
-A criterion's dataclass field carries a :class:`Control` in its metadata (:func:`control`): the
+A criterion's dataclass field carries a ``Control`` in its metadata (``control``): the
 name a front end gives it, its label, type, bounds, step and the value meaning "off". The criteria of
-one API parameter form one :class:`ControlGroup` (``l_diversity``: distinct, entropy and recursive,
+one API parameter form one ``ControlGroup`` (``l_diversity``: distinct, entropy and recursive,
 sharing ``l``; chosen by a selector); a group composes the text spec of the values a user chose,
-which :func:`~microrelease.core.criteria.registry.parse_criteria` then reads, as it reads the
+which ``parse_criteria`` then reads, as it reads the
 command line's flags. The dashboard's parameters and boxes are generated from these groups
-(:func:`~microrelease.core.criteria.registry.control_groups`): adding a criterion adds its group.
+(``control_groups``): adding a criterion adds its group.
 Plain data: no UI library here (core never imports one).
 """
 
@@ -86,7 +86,7 @@ class ControlGroup:
     @classmethod
     def of(cls, parameter: str, classes: tuple[type[Criterion], ...]) -> ControlGroup:
         """The group of ``parameter``'s ``classes``. A group of several is chosen by their shared
-        ``selector`` class attribute (a :class:`Control`; without one, ``<parameter>_kind``); a control
+        ``selector`` class attribute (a ``Control``; without one, ``<parameter>_kind``); a control
         two classes declare under one name must be the same declaration (else ValueError)."""
         selector = None
         if len(classes) > 1:

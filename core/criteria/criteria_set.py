@@ -1,7 +1,7 @@
-"""The privacy criteria of one question (:class:`Criteria`): k-anonymity and any others of the
+"""The privacy criteria of one question (``Criteria``): k-anonymity and any others of the
 registry, with what they read. A release, its report's minimality check, the written file's
-verification and the searches take one :class:`Criteria` and read it only through the protocol
-(:mod:`~microrelease.core.criteria.criterion`)."""
+verification and the searches take one ``Criteria`` and read it only through the protocol
+(``criterion``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Criteria:
     k : KAnonymity
         The k-anonymity criterion.
     others : tuple, optional
-        Further criteria of the registry (:data:`CRITERIA`).
+        Further criteria of the registry (``CRITERIA``).
     sensitive : SensitiveFrequency, optional
         What the sensitive-attribute criteria read.
     """

@@ -1,20 +1,20 @@
 """What every privacy criterion declares: one protocol for k-anonymity, the models on a sensitive
 attribute, k-map and the risk limits (ARX's ``PrivacyCriterion``; quality is another protocol,
-:mod:`~microrelease.core.lattice.policies`).
+``policies``).
 
 A criterion is a frozen dataclass whose fields are its parameters. Its class declares:
 
-- ``name`` (its key in :data:`~microrelease.core.criteria.registry.CRITERIA`), ``parameter`` (the API
+- ``name`` (its key in ``CRITERIA``), ``parameter`` (the API
   parameter that gives it as text; the command line's flag is ``--`` + parameter with dashes),
-  ``syntax`` and ``example`` (its text form), :meth:`from_spec` / :meth:`spec`, :meth:`describe`;
-- ``scope``: :attr:`Scope.CLASS` when each equivalence class is judged alone and one that fails is
-  suppressed (counted against MaxSup), :attr:`Scope.RELEASE` when the released classes are judged
+  ``syntax`` and ``example`` (its text form), ``from_spec`` / ``spec``, ``describe``;
+- ``scope``: ``Scope.CLASS`` when each equivalence class is judged alone and one that fails is
+  suppressed (counted against MaxSup), ``Scope.RELEASE`` when the released classes are judged
   together and a node either satisfies it or not;
 - ``monotone_generalization`` / ``monotone_suppression``: whether satisfaction is kept going up the
-  lattice without / with suppression (the searches prune by it, :func:`monotone`);
-- :meth:`needs`: the per-class statistics it reads (:class:`Statistic`);
-- the check: ``passes(classes)`` (scope CLASS: a bool per class of a :class:`ClassView`) or
-  ``table_figure(released_sizes)`` and ``holds(value)`` (scope RELEASE; ``figure(profile, k)``
+  lattice without / with suppression (the searches prune by it, ``monotone``);
+- ``needs``: the per-class statistics it reads (``Statistic``);
+- the test: ``satisfies(classes)`` (scope CLASS: a bool per class of a ``ClassView``) or
+  ``table_figure(released_sizes)`` and ``satisfies_value(value)`` (scope RELEASE; ``figure(profile, k)``
   gives every node's figure at once from the whole-lattice profile).
 """
 

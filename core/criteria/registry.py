@@ -1,9 +1,9 @@
 """The one registry of privacy criteria, and their text specs.
 
-:data:`CRITERIA` maps each criterion's ``name`` to its class (what a class declares:
-:mod:`~microrelease.core.criteria.criterion`). The command line's flags and the contract tests are
-generated from it, and so are the dashboard's boxes (:func:`control_groups`, from the controls each
-criterion's fields declare: :mod:`~microrelease.core.criteria.controls`); :func:`parse_criteria` reads
+``CRITERIA`` maps each criterion's ``name`` to its class (what a class declares:
+``criterion``). The command line's flags and the contract tests are
+generated from it, and so are the dashboard's boxes (``control_groups``, from the controls each
+criterion's fields declare: ``controls``); ``parse_criteria`` reads
 text specs by API parameter. Adding a criterion is its module, one entry here, and its tests.
 """
 
@@ -44,7 +44,7 @@ def spec_parameters(*, needs: Statistic | None = None, scope: Scope | None = Non
 
 
 def control_groups(*, needs: Statistic | None = None, scope: Scope | None = None) -> dict[str, ControlGroup]:
-    """One :class:`ControlGroup` per API parameter of :func:`spec_parameters` (same filters, same order):
+    """One ``ControlGroup`` per API parameter of ``spec_parameters`` (same filters, same order):
     what a front end asks for each, generated from the criteria's declared controls."""
     return {parameter: ControlGroup.of(parameter, classes)
             for parameter, classes in spec_parameters(needs=needs, scope=scope).items()}

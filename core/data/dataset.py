@@ -2,7 +2,7 @@
 
 Values are kept as text, exactly as read, so that a released file reproduces every untouched cell.
 Missing values (empty cells; NaN/None in a DataFrame) follow the rule of
-:data:`microrelease.core.lattice.hierarchies.MISSING`: a value of their own unless the hierarchy maps ``""``.
+``microrelease.core.lattice.hierarchies.MISSING``: a value of their own unless the hierarchy maps ``""``.
 """
 
 from __future__ import annotations
@@ -123,7 +123,7 @@ def load_dataset(
 ) -> Dataset:
     """Load a table (CSV path or DataFrame) and the hierarchy of each QI.
 
-    A QI's hierarchy comes from ``hierarchies[name]`` (a :class:`Hierarchy` or an ARX file path), or
+    A QI's hierarchy comes from ``hierarchies[name]`` (a ``Hierarchy`` or an ARX file path), or
     else from ``hierarchy_dir`` (``*_hierarchy_<name>.csv`` or ``<name>.csv``).
 
     Parameters
@@ -133,7 +133,7 @@ def load_dataset(
     qi : sequence of str
         The quasi-identifiers (Samarati's QI), each needing a hierarchy.
     hierarchies : mapping, optional
-        Per quasi-identifier, a :class:`Hierarchy` or the path of an ARX hierarchy file.
+        Per quasi-identifier, a ``Hierarchy`` or the path of an ARX hierarchy file.
     hierarchy_dir : str or Path, optional
         A folder where the hierarchy files not given in ``hierarchies`` are looked for.
     identifiers : sequence of str, optional

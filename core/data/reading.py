@@ -2,8 +2,8 @@
 
 pandas, DuckDB and Dask each parse CSV their own way, and each forgives different things: pandas
 fills a short row with blanks and drops what follows a NUL byte, DuckDB refuses both but words its
-errors in its own terms. So every engine (and :func:`microrelease.core.data.reading.read_table`,
-read by the dashboard and the CLI) first calls :func:`validate_csv`, and a file is refused for the same
+errors in its own terms. So every engine (and ``microrelease.core.data.reading.read_table``,
+read by the dashboard and the CLI) first calls ``validate_csv``, and a file is refused for the same
 causes with the same one line whatever reads it:
 
 - a header with an empty (or blank) or a duplicate column name;
@@ -75,7 +75,7 @@ def validate_names(where: str | Path, names: Sequence[str], *, part: str = "line
         raise DataError(f"{where}: {part} has duplicate column names {dup}")
 
 
-_checked: dict[tuple, CsvShape] = {}  # (path, sep, size, mtime, inode) -> shape: a file is checked once
+_validated: dict[tuple, CsvShape] = {}  # (path, sep, size, mtime, inode) -> shape: a file is checked once
 
 
 def validate_csv(path: str | Path, sep: str) -> CsvShape:
@@ -85,15 +85,15 @@ def validate_csv(path: str | Path, sep: str) -> CsvShape:
     try:
         stat = path.stat()
         key = (str(path.resolve()), sep, stat.st_size, stat.st_mtime_ns, stat.st_ino)
-        if key in _checked:
-            return _checked[key]
+        if key in _validated:
+            return _validated[key]
         with open(path, "rb") as fh:
             shape = _Scan(path, sep).run(fh)
     except OSError as exc:
         raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if len(_checked) > 256:  # the cache is for the same few files read again, not a record
-        _checked.clear()
-    _checked[key] = shape
+    if len(_validated) > 256:  # the cache is for the same few files read again, not a record
+        _validated.clear()
+    _validated[key] = shape
     return shape
 
 
@@ -171,7 +171,7 @@ class _Scan:
     def _count_fields(self, block: bytes, layout: _Layout, stop: int | None) -> None:
         """Fields per record: its separators less those inside its quoted values (``block`` begins a
         record, ends with a line end, and its quotes pair up as values' opening and closing: see
-        :func:`_countable`); records on lines before ``stop`` only."""
+        ``_countable``); records on lines before ``stop`` only."""
         data, ends, quotes = layout.data, layout.ends, layout.quotes
         starts = np.concatenate(([0], ends[:-1] + 1))
         seps = np.flatnonzero(data == ord(self.sep))
@@ -367,7 +367,7 @@ def _byte_fault(block: bytes, lines: int, sep: str, columns: Sequence[str]) -> _
 
 def clear_cache() -> None:
     """Forget which files were checked (for tests that rewrite a file within one clock tick)."""
-    _checked.clear()
+    _validated.clear()
 
 
 __all__ = ["CsvShape", "validate_csv", "validate_names", "clear_cache"]
@@ -417,7 +417,7 @@ def detect_separator(sample: str) -> str:
 
 
 def file_separator(path: str | Path) -> str:
-    """The separator of the CSV file at ``path`` (:func:`detect_separator` on its :func:`separator_sample`)."""
+    """The separator of the CSV file at ``path`` (``detect_separator`` on its ``separator_sample``)."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as fh:
             return detect_separator(separator_sample(fh))
@@ -427,7 +427,7 @@ def file_separator(path: str | Path) -> str:
 
 def read_table(path: str | Path, *, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV with every cell as text; a file breaking the reading rule of
-    :mod:`microrelease.core.data.reading` raises its DataError (the same one every engine raises).
+    ``microrelease.core.data.reading`` raises its DataError (the same one every engine raises).
 
     Blank lines are not rows; their number is kept in ``df.attrs["blank_lines_skipped"]``.
 

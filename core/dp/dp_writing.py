@@ -54,13 +54,13 @@ def write_dp_release(release: DPRelease, original: pd.DataFrame, out: str | Path
     """Write ``release.released`` to ``out``, the publishable ``<stem>.report.json`` and the data
     steward's ``<stem>.audit.json`` (see the module docstring).
 
-    ``identifiers``: columns of ``original`` that must never be written. Those :func:`dp_release` left
+    ``identifiers``: columns of ``original`` that must never be written. Those ``dp_release`` left
     out count too; one still in ``release.released`` (a kept column named an identifier here) is refused.
 
     Parameters
     ----------
     release : DPRelease
-        What :func:`dp_release` returned.
+        What ``dp_release`` returned.
     original : pandas.DataFrame
         The input table.
     out : str or Path

@@ -280,7 +280,7 @@ def dp_release(
     linked: bool = False,
     rng=None,
 ) -> DPRelease:
-    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see :data:`DP_METHODS` and the
+    """Release ``attributes`` of ``table`` with ε-DP by ``method`` (see ``DP_METHODS`` and the
     module docstring for what is released). ``identifiers`` are never released; ``keep`` columns are
     released as is, without protection (with a warning); ``linked`` keeps IR-MDAV's records whole
     (not ε-DP as a file; warned). ``k`` is the cluster size of the microaggregation methods (refused
@@ -298,11 +298,11 @@ def dp_release(
     epsilon : float
         The privacy budget ε.
     method : str, default "fixed-order-blocks"
-        A key of :data:`DP_METHODS`.
+        A key of ``DP_METHODS``.
     k : int, optional
         The group size of the microaggregation-based methods.
     noise : str, default "laplace"
-        A key of :data:`MECHANISMS`.
+        A key of ``MECHANISMS``.
     identifiers : sequence of str, optional
         Columns never released.
     keep : sequence of str, optional

@@ -13,7 +13,7 @@ The baseline is Laplace noise on every coordinate, calibrated to the set's L1 se
 the L1 ball, d·Δ for the box). On a box, most of the gain over it comes from the norm, not from the
 staircase: a Laplace-shaped density in the box's own norm, ∝ exp(−ε‖x‖_∞/Δ) (E‖X‖_∞ = dΔ/ε), is on
 par with the gauge staircase (d = 5, ε = 1: 5.0 and 4.9999 against 11.4 for per-coordinate Laplace);
-:func:`compare_multivariate` lists all three.
+``compare_multivariate`` lists all three.
 """
 
 from __future__ import annotations

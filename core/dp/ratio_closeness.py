@@ -8,12 +8,12 @@ counted), or declared ``cuts`` c₁ < … < c_m giving (−∞, c₁], (c₁, c�
 the records into classes is *t-close in the multiplicative sense* when in every class C and for
 every bin v present in the table, 1/t ≤ p_C(v)/p(v) ≤ t (p the whole table's distribution); called
 *ratio closeness* here, so that "t-closeness" keeps one meaning in this package: Li et al.'s EMD
-bound (:mod:`microrelease.core.models.t_closeness`). Learning a person's class (from their QIs) then
+bound (``microrelease.core.models.t_closeness``). Learning a person's class (from their QIs) then
 changes the odds of any bin by at most t; with t = exp(ε/2) the release of the confidential
 attribute is ε-differentially private with respect to that knowledge (the paper's equivalence).
 Every class is also k-anonymous: at least k records, QIs released as the class centroid.
 
-Construction (:mod:`.ratio_partition`), the thesis's "fitting the distribution in each of the
+Construction (``.ratio_partition``), the thesis's "fitting the distribution in each of the
 k-anonymous groups by selecting the individuals that must belong to each of the groups": first the
 number of classes and every class's bin counts, the largest number of classes of equal size (± 1)
 whose counts can meet the bound and k; then the classes are filled MDAV-like (the record farthest
@@ -26,7 +26,7 @@ over every partition of 4 to 8 records found one such table in 300). When no par
 more classes is found (a bin too rare, k above n/2), the release is one class, the table itself
 (ratio 1), and ``single_class_reason`` says why.
 
-:func:`stratified_baseline` is the simple alternative it is measured against: the same counts, class
+``stratified_baseline`` is the simple alternative it is measured against: the same counts, class
 c taking the c-th slice of every bin along the QIs' first principal axis.
 
 Reported: the ε achieved, 2·max_C max_v |ln(p_C(v)/p(v))|, the class sizes, the QI information loss.
@@ -228,7 +228,7 @@ def ratio_closeness_release(table: pd.DataFrame, qi: Sequence[str], confidential
 def stratified_baseline(table: pd.DataFrame, qi: Sequence[str], confidential: str, *, epsilon: float, k: int,
                         bounds: tuple[float, float] | None = None, bins: int = 4,
                         cuts: Sequence[float] | None = None) -> RatioClosenessRelease:
-    """The stratified baseline, same parameters and result as :func:`ratio_closeness_release`: the
+    """The stratified baseline, same parameters and result as ``ratio_closeness_release``: the
     same number of classes and bin counts, class c taking the c-th slice of every bin along the first
     principal axis of the standardized QIs.
 

@@ -1,19 +1,19 @@
 """Partitions of the records whose classes keep every bin of the confidential attribute within a
-factor t = exp(ε/2) of the table's share (*ratio closeness*, see :mod:`.ratio_closeness`).
+factor t = exp(ε/2) of the table's share (*ratio closeness*, see ``.ratio_closeness``).
 
 Everything here works on arrays: ``z`` the standardized QIs (n × m), ``value_bin`` the bin of every
 record (0..V−1), a partition as the class number of every record (0..C−1).
 
-- :func:`largest_partition_plan` fixes the *number of classes* C and every class's *bin counts*
+- ``largest_partition_plan`` fixes the *number of classes* C and every class's *bin counts*
   (its composition) before any record is placed: the largest C whose balanced compositions all meet
   the bound and k. The compositions add up to the table's bin counts exactly, so no remainder is left
   for a last class to absorb.
-- :func:`greedy_partition`: the thesis's "selecting the individuals that must belong to each of the
+- ``greedy_partition``: the thesis's "selecting the individuals that must belong to each of the
   groups", MDAV-like: the record farthest from the centroid of those left, its class made of the
   nearest records left *in each bin* up to the composition's count; then the record farthest from it.
-- :func:`strata_partition`: the stratified baseline: class c takes the c-th slice of every bin
+- ``strata_partition``: the stratified baseline: class c takes the c-th slice of every bin
   along the first principal axis.
-- :func:`refine`: local search that lowers the QI SSE while every class keeps meeting the bound:
+- ``refine``: local search that lowers the QI SSE while every class keeps meeting the bound:
   swapping two records of one bin between classes (counts unchanged), and moving a record to another
   class when both classes' new counts still meet the bound and k. A pass costs O(n · n_v · m) (every
   record against every record of its bin); a whole release took 1-2 s on CASC Census (1,080 records)
@@ -60,7 +60,7 @@ def class_ceiling(bin_counts: np.ndarray, half_epsilon: float, k: int) -> int:
 
 
 def _count_range(target: np.ndarray, theta: float) -> tuple[np.ndarray, np.ndarray]:
-    """The least and most whole q with |ln(q/target)| ≤ θ, by the same test as :func:`within_bound`
+    """The least and most whole q with |ln(q/target)| ≤ θ, by the same test as ``within_bound``
     (the products with exp(±θ) alone can round across a whole number)."""
     def fits(q):
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -118,7 +118,7 @@ def compositions(sizes: np.ndarray, bin_counts: np.ndarray, theta: float) -> np.
 
 
 def largest_partition_plan(bin_counts: np.ndarray, half_epsilon: float, k: int) -> np.ndarray:
-    """Bin counts (C × V) for the largest number of classes C (from :func:`class_ceiling` down) of
+    """Bin counts (C × V) for the largest number of classes C (from ``class_ceiling`` down) of
     sizes n/C (± 1, at least k) that can meet the bound; among those counts, the ones with the
     smallest largest |ln ratio| (bisection). One class (the table, ratio 1) when no C ≥ 2 can."""
     n = int(bin_counts.sum())

@@ -1,4 +1,4 @@
-"""Writing a ratio-closeness release (:mod:`.ratio_closeness`: the route from t-closeness to DP)
+"""Writing a ratio-closeness release (``.ratio_closeness``: the route from t-closeness to DP)
 through the one release path, with its claims re-checked *from the written file*.
 
 Written: the QIs (class centroids), the confidential attribute (true values) and the columns named
@@ -66,7 +66,7 @@ def write_ratio_closeness(release: RatioClosenessRelease, original: pd.DataFrame
     Parameters
     ----------
     release : RatioClosenessRelease
-        What :func:`ratio_closeness_release` returned.
+        What ``ratio_closeness_release`` returned.
     original : pandas.DataFrame
         The input table.
     out : str or Path

@@ -3,7 +3,7 @@
 Samarati's method needs the rows only to build the frequency set and, at the end, to write the
 release; everything in between runs on the frequency set. So the rows can live in a DataFrame,
 in files larger than memory, or on a cluster, and the lattice work stays the same.
-:data:`ENGINES` is the registry read by the CLI and the tests.
+``ENGINES`` is the registry read by the CLI and the tests.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ def make_engine(engine: str | Engine, **options) -> Engine:
     Parameters
     ----------
     engine : str or Engine
-        A key of :data:`ENGINES`, or an engine.
+        A key of ``ENGINES``, or an engine.
     **options
         The engine's options.
 

@@ -49,7 +49,7 @@ def _literal(text: str) -> str:
 
 
 def _text(column: str, kind: str, alias: str = "") -> str:
-    """SQL for the text of a value, equal to :func:`microrelease.core.data.reading.as_text`."""
+    """SQL for the text of a value, equal to ``microrelease.core.data.reading.as_text``."""
     c = f"{alias}.{quote(column)}" if alias else quote(column)
     if kind.upper() in _FLOATS:
         c = f"CAST({c} AS DOUBLE)"  # a 4-byte float's text as pandas gives it (as a double)
@@ -359,7 +359,7 @@ def _physical_memory() -> int:
 
 
 def _formula(expr: str) -> str:
-    """SQL: a spreadsheet would run the text ``expr`` as a formula (see :mod:`microrelease.core.release.cells`)."""
+    """SQL: a spreadsheet would run the text ``expr`` as a formula (see ``microrelease.core.release.cells``)."""
     return f"(regexp_matches({expr}, {_literal(FORMULA)}) AND NOT regexp_full_match({expr}, {_literal(NUMBER)}))"
 
 

@@ -8,10 +8,10 @@ An engine does exactly three things with the rows, wherever they live:
 - ``formula_cells``: count the cells of an output that a spreadsheet would run as formulas.
 
 Every release is written in a random row order drawn from OS entropy (see
-:mod:`microrelease.core.release.cells`); the re-check re-reads the written file with ``frequency``.
+``microrelease.core.release.cells``); the re-check re-reads the written file with ``frequency``.
 
-All lattice work happens on the frequency set in :mod:`microrelease.core.lattice.profile`; engines never
-see the lattice. The text of a value is the same in every engine (:func:`as_text`), so pandas,
+All lattice work happens on the frequency set in ``microrelease.core.lattice.profile``; engines never
+see the lattice. The text of a value is the same in every engine (``as_text``), so pandas,
 DuckDB and Dask give the same frequency set.
 """
 

@@ -2,7 +2,7 @@
 
 The files of one source are checked before any engine runs: each must exist and be readable, and
 all must have the same columns (a column missing from one partition is named with its file). A CSV
-must pass the one reading rule of :mod:`microrelease.core.data.reading` (one streaming pass, done
+must pass the one reading rule of ``microrelease.core.data.reading`` (one streaming pass, done
 once per file version), so that every engine refuses the same files with the same message; of a
 Parquet file only the footer is read, and its column names pass the same rule.
 """
@@ -104,7 +104,7 @@ class Source:
 
     def file_columns(self, path: Path) -> list[str]:
         """Column names of one file: a CSV's header once the whole file has passed the reading rule
-        (:func:`~microrelease.core.data.reading.validate_csv`, which every engine relies on), or a
+        (``validate_csv``, which every engine relies on), or a
         Parquet file's footer, whose names pass the same rule."""
         if self.format == "csv":
             return list(validate_csv(path, self.sep).columns)

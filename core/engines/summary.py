@@ -1,10 +1,10 @@
 """The one pass over the rows: a table reduced to its frequency set, wherever the rows live.
 
 Samarati §4.1: every question about k-anonymity at any node is answered by the frequency set (the
-distinct QI combinations with their counts). :func:`summarize` has an engine compute it (pandas,
+distinct QI combinations with their counts). ``summarize`` has an engine compute it (pandas,
 DuckDB or Dask), checks every value against its QI's hierarchy, and encodes it. The result,
-:class:`TableSummary`, is all the lattice search needs (:func:`microrelease.core.build_profile`
-accepts it like a :class:`~microrelease.core.Dataset`); the rows are read again only to release.
+``TableSummary``, is all the lattice search needs (``microrelease.core.build_profile``
+accepts it like a ``Dataset``); the rows are read again only to release.
 """
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def summarize(
     progress=None,
     should_stop=None,
 ) -> TableSummary:
-    """Read the rows once with ``engine`` and return the table's :class:`TableSummary`.
+    """Read the rows once with ``engine`` and return the table's ``TableSummary``.
 
     ``data``: a DataFrame (engine 'pandas'), a CSV or Parquet file, a folder of partitions, a glob
     pattern or a list of files. Every file is checked for the role columns first (a column missing
@@ -125,7 +125,7 @@ def summarize(
     qi : sequence of str
         The quasi-identifiers.
     hierarchies : mapping, optional
-        Per quasi-identifier, a :class:`Hierarchy` or an ARX file.
+        Per quasi-identifier, a ``Hierarchy`` or an ARX file.
     hierarchy_dir : str or Path, optional
         A folder with the hierarchy files.
     identifiers : sequence of str, optional
@@ -143,7 +143,7 @@ def summarize(
     progress : callable, optional
         Called with the progress.
     should_stop : callable, optional
-        Polled; when it returns true the pass raises :class:`Cancelled`.
+        Polled; when it returns true the pass raises ``Cancelled``.
 
     Returns
     -------

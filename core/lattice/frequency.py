@@ -53,8 +53,8 @@ def frequency_set(codes: np.ndarray) -> FrequencySet:
 class FrequencySource(Protocol):
     """What the lattice needs of a table: its roles, hierarchies and frequency set, and where its rows are.
 
-    Met by :class:`~microrelease.core.Dataset` (rows in memory) and
-    :class:`~microrelease.core.engines.summary.TableSummary` (rows in files, summarized by an
+    Met by ``Dataset`` (rows in memory) and
+    ``TableSummary`` (rows in files, summarized by an
     engine). The search, the metrics and the release take either; the derived members are written
     here once.
     """

@@ -129,7 +129,7 @@ def generalize(dataset: Dataset, node: Sequence[int], k: int, *, sensitive_frequ
                models: Sequence = ()) -> GeneralizedTable:
     """Generalize ``dataset`` to ``node`` and apply minimal required suppression for ``k`` and, if
     given, for privacy ``models`` on a sensitive attribute (``sensitive_frequency``, a
-    :class:`~microrelease.core.models.sensitive.SensitiveFrequency` of ``dataset``): a class is
+    ``SensitiveFrequency`` of ``dataset``): a class is
     suppressed when it is smaller than k or fails a model.
 
     Parameters

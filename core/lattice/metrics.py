@@ -1,7 +1,7 @@
 """Metrics of a generalized table at a lattice node (Samarati §6 and the usual companions).
 
 All are computed for every node at once from the node's distance vector and the class-size
-figures of :class:`microrelease.core.lattice.profile.ClassStats`. For a node with vector (d_1..d_m) over
+figures of ``microrelease.core.lattice.profile.ClassStats``. For a node with vector (d_1..d_m) over
 hierarchies of heights (h_1..h_m), on a table of n rows of which S are suppressed:
 
 - relative distance (Samarati's "relative distance"): sum of d_i / h_i (a QI with h_i = 0 adds 0);

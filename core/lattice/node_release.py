@@ -2,11 +2,11 @@
 
 A release is the table generalized to ``node`` with every class removed that is smaller than k or,
 with privacy models on a sensitive attribute, fails one of them; identifier columns are dropped. It
-is written by the engine that holds the rows (pandas for a :class:`~microrelease.core.Dataset`,
-DuckDB or Dask for a :class:`~microrelease.core.TableSummary`) in a random row order, through
-:func:`microrelease.core.release.publishing`: written under a temporary name, read back and checked
+is written by the engine that holds the rows (pandas for a ``Dataset``,
+DuckDB or Dask for a ``TableSummary``) in a random row order, through
+``microrelease.core.release.publishing``: written under a temporary name, read back and checked
 (rows, k, MaxSup, levels, every model on every class, t-closeness against the input's distribution,
-the report's counts of it when it publishes them (:mod:`~microrelease.core.lattice.reference`), no
+the report's counts of it when it publishes them (``reference``), no
 identifier, formula cells), reported, and
 only then put in place. The same function serves the CLI, the dashboard's export and the API.
 
@@ -269,12 +269,12 @@ class OutputOptions:
 class NodeRelease:
     """One release decision, described once: the table, the node, the privacy criteria, MaxSup and
     how the node was chosen. The dashboard's export and the CLI's ``release`` both build one and
-    call :meth:`write`, so that they cannot write different releases for the same decision.
+    call ``write``, so that they cannot write different releases for the same decision.
 
     Parameters
     ----------
     data : FrequencySource
-        A :class:`Dataset` or a :class:`TableSummary`.
+        A ``Dataset`` or a ``TableSummary``.
     node : tuple of int
         The distance vector released.
     criteria : Criteria
@@ -305,7 +305,7 @@ class NodeRelease:
         return node_suppression(self.data, self.node, self.criteria)
 
     def write(self, out: str | Path, output: OutputOptions | None = None, **options) -> Published:
-        """Write this release to ``out``; ``options`` as for :func:`write_release` (engine, progress,
+        """Write this release to ``out``; ``options`` as for ``write_release`` (engine, progress,
         should_stop).
 
         Parameters
@@ -315,7 +315,7 @@ class NodeRelease:
         output : OutputOptions, optional
             How it is written.
         **options
-            Further arguments of :func:`write_release`.
+            Further arguments of ``write_release``.
 
         Returns
         -------
@@ -340,7 +340,7 @@ def write_release(
     should_stop=None,
 ) -> Published:
     """Write the release of ``node`` under ``criteria`` to ``out`` (CSV, or Parquet by suffix) and its
-    report (``<stem>.report.json``); see the module docstring and :class:`OutputOptions`.
+    report (``<stem>.report.json``); see the module docstring and ``OutputOptions``.
 
     Criteria on a sensitive attribute need a Dataset. If ``max_sup`` is given and the node needs more
     suppression, or the released classes fail a scope-RELEASE criterion, nothing is written and
@@ -349,7 +349,7 @@ def write_release(
     Parameters
     ----------
     data : FrequencySource
-        A :class:`Dataset` or a :class:`TableSummary`.
+        A ``Dataset`` or a ``TableSummary``.
     node : sequence of int
         The distance vector to release.
     out : str or Path
@@ -367,7 +367,7 @@ def write_release(
     progress : callable, optional
         Called with the progress.
     should_stop : callable, optional
-        Polled; when it returns true the release raises :class:`Cancelled`.
+        Polled; when it returns true the release raises ``Cancelled``.
 
     Returns
     -------

@@ -8,7 +8,7 @@ C_x = sum of count(y) over those y, and x's rows are suppressed iff C_x < k. Tup
 least k times are never suppressed at any node.
 
 VT grows as (#outliers × #distinct × m); it is meant for small tables, for teaching and for
-cross-checking the grouping evaluation. :func:`outlier_matrix` refuses sizes beyond ``max_cells``.
+cross-checking the grouping evaluation. ``outlier_matrix`` refuses sizes beyond ``max_cells``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Several k-minimal generalizations usually exist; Samarati lists criteria to choo
 - ``min-suppression``: minimum suppression, the fewest suppressed rows;
 - ``weighted``: a weighted relative distance sum(w_i * d_i / h_i), with per-QI weights (default 1;
   a larger weight makes generalizing that QI costlier);
-- ARX's quality models (:mod:`~microrelease.core.lattice.quality`: ``loss``, ``precision``, ``height``,
+- ARX's quality models (``quality``: ``loss``, ``precision``, ``height``,
   ``discernibility``, ``dm-star``, ``aecs``): with suppression most are not monotone, so these choose
   the best of **every satisfying node** (ARX's optimum), not only of the k-minimal ones; they read a
   profile built with ``quality=True``.
@@ -44,7 +44,7 @@ class Policy:
     score: Score
     uses_weights: bool = False
     quality: bool = False  # ARX's quality model: scored from the profile, chosen among every satisfying node
-    # its score reads the quality profile (the share mass of :mod:`.quality_profile`): only then is it built
+    # its score reads the quality profile (the share mass of ``.quality_profile``): only then is it built
     reads_quality_profile: bool = False
 
     @property

@@ -5,7 +5,7 @@ from how many classes of each size it has: rows suppressed for k are the rows in
 than k, distinct released combinations are the classes of size >= k, and so on. So we compute,
 once, for every node, the (size, count) pairs of its class-size histogram, rolling each node up
 from an already computed predecessor on integer codes rather than re-reading the rows. Afterwards
-any (k, MaxSup, policy) question is answered from these arrays (:meth:`LatticeProfile.stats`).
+any (k, MaxSup, policy) question is answered from these arrays (``LatticeProfile.stats``).
 
 Layout: CSR. ``offsets[i]:offsets[i+1]`` are node i's pairs in ``sizes``/``counts``, sizes ascending.
 """
@@ -281,13 +281,13 @@ def profile_frequency_set(
         tests' oracle), ``"direct"`` (group the frequency set anew at every node; no key-size
         limit), or ``"auto"`` (numba when one code per QI packs into 62 bits, else direct).
     progress : called with the fraction done (0..1) as work proceeds.
-    should_stop : polled between chunks; when it returns True, :class:`Cancelled` is raised.
+    should_stop : polled between chunks; when it returns True, ``Cancelled`` is raised.
     workers : threads for the roll-up (default: up to 2 cores).
     memory_budget : bytes the roll-up's working set may take. Each chunk in flight keeps one array
         of classes per level of its depth-first path (at most the frequency set's size each), so
         for very large frequency sets fewer chunks run at once (down to one, on one thread):
         memory stays bounded by the budget or one chunk, whichever is larger, at the cost of time.
-    quality : also sum the share mass the quality models need (:mod:`.quality`).
+    quality : also sum the share mass the quality models need (``.quality``).
     """
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} instead.",
@@ -332,19 +332,19 @@ def build_profile(
     memory_budget: int = MEMORY_BUDGET,
     quality: bool = False,
 ) -> LatticeProfile:
-    """The whole-lattice profile of a :class:`Dataset` or of a :class:`TableSummary` computed by an
-    engine over files (any :class:`FrequencySource`) (see :func:`profile_frequency_set`).
+    """The whole-lattice profile of a ``Dataset`` or of a ``TableSummary`` computed by an
+    engine over files (any ``FrequencySource``) (see ``profile_frequency_set``).
 
     Parameters
     ----------
     dataset : FrequencySource
-        A :class:`Dataset` or a :class:`TableSummary`: its frequency set is all that is read.
+        A ``Dataset`` or a ``TableSummary``: its frequency set is all that is read.
     strategy : str, default "auto"
         How the frequency set is rolled up the lattice (``"auto"`` picks one by size).
     progress : callable, optional
         Called with the progress of the roll-up.
     should_stop : callable, optional
-        Polled during the roll-up; when it returns true the build raises :class:`Cancelled`.
+        Polled during the roll-up; when it returns true the build raises ``Cancelled``.
     workers : int, optional
         Threads for the roll-up (default: every core).
     memory_budget : int, default 536870912
@@ -355,7 +355,7 @@ def build_profile(
     Returns
     -------
     LatticeProfile
-        The class-size statistics of every node, from which :func:`query` answers any (k, MaxSup).
+        The class-size statistics of every node, from which ``query`` answers any (k, MaxSup).
 
     Raises
     ------
@@ -394,7 +394,7 @@ def roll_up(lattice: Lattice, spec: KeySpec, root_keys: np.ndarray, root_counts:
     walks the sub-lattice of the first ones from a start node and returns (local node ids in visit
     order, then arrays of its own, per visited node or in CSR segments); the start nodes enumerate
     the other QIs, each reached with ``roll_once`` from the previous one. Between chunks
-    ``should_stop`` is polled (raising :class:`Cancelled`) and ``progress`` told the fraction done.
+    ``should_stop`` is polled (raising ``Cancelled``) and ``progress`` told the fraction done.
     Returns one piece per chunk: its kernel's result with the local ids made lattice node numbers.
     ``with_start``: ``inner`` also gets the levels of the other QIs (the chunk's start node), for
     kernels that read a class's codes at their levels.
@@ -488,7 +488,7 @@ def _profile_direct(freq, hierarchies, lattice, progress, should_stop) -> Lattic
 
 
 def build_quality(freq, hierarchies: tuple[Hierarchy, ...], lattice, spec, strategy: str, **walk) -> LatticeProfile:
-    """The profile with its quality figures (see :func:`~microrelease.core.lattice.profile.profile_frequency_set`):
+    """The profile with its quality figures (see ``profile_frequency_set``):
     compiled with ``numba``, else node by node from the frequency set (``direct``; also the oracle)."""
     if strategy == "numba":
         from microrelease.core.lattice.rollup_kernels import roll_once  # numba

@@ -25,7 +25,7 @@ of them were suppressed):
 
 The rows a node suppresses are those of its classes smaller than k and, with privacy models (l-diversity,
 t-closeness), of the classes failing them. Every figure is lower-is-better. Loss, non-uniform entropy and KL
-read more than the class sizes: the quality profile (:mod:`~microrelease.core.lattice.quality_profile`)
+read more than the class sizes: the quality profile (``quality_profile``)
 keeps, per class size, the sums they need, so that the rows suppressed for any k give theirs back with one
 prefix sum, and every node is scored at once.
 """
@@ -45,8 +45,8 @@ from microrelease.core.lattice.quality_profile import share_tables, xlog2x
 
 def _released(profile: LatticeProfile, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per node: the first pair kept for k, the running sums over the released pairs (nodes × columns of
-    :attr:`Quality.cumulative`) and over the pairs suppressed for k (prefix sums over each node's pairs,
-    sizes ascending, as :meth:`LatticeProfile.stats` sums rows)."""
+    ``Quality.cumulative``) and over the pairs suppressed for k (prefix sums over each node's pairs,
+    sizes ascending, as ``LatticeProfile.stats`` sums rows)."""
     q = profile.quality
     if q is None:
         raise InvalidParameterError("the quality models need a profile built with quality=True", parameter="policy")
@@ -159,7 +159,7 @@ QUALITY_MODELS: dict[str, QualityModel] = {
 
 def optimum(answer, name: str) -> tuple[int, int]:
     """ARX's optimum for quality model ``name``: the best of every satisfying node of ``answer`` (a
-    :class:`~microrelease.core.lattice.search.Answer`), and the best k-minimal node (they differ when the
+    ``Answer``), and the best k-minimal node (they differ when the
     model is not monotone). Ties: fewer suppressed rows, then the lexicographically smallest vector.
     Raises InvalidParameterError when no node satisfies."""
     if name not in QUALITY_MODELS:
@@ -182,7 +182,7 @@ def node_quality(hierarchies: tuple[Hierarchy, ...], node, sizes: np.ndarray, cl
     """Every quality model of one node from its classes (``class_levels``: level codes, classes ×
     QIs; ``suppressed``: which classes are removed, for k or a privacy model), by the formulas of the
     module docstring: what a release's report gives (not the non-uniform entropy nor the KL divergence,
-    which read the suppressed rows' values: see :mod:`~microrelease.core.lattice.node_release`)."""
+    which read the suppressed rows' values: see ``node_release``)."""
     flat, off = share_tables(hierarchies)
     removed = int(sizes[suppressed].sum())
     kept = ~suppressed

@@ -1,8 +1,8 @@
-"""The quality profile's compiled per-node figures (:mod:`microrelease.core.lattice.quality`).
+"""The quality profile's compiled per-node figures (``microrelease.core.lattice.quality``).
 
-The profile kernel (:mod:`~microrelease.core.lattice.walk_kernel`) visits every node with its classes. A
+The profile kernel (``walk_kernel``) visits every node with its classes. A
 class carries two counts: its rows c and Σ c_x² over the ground tuples x it holds (the KL divergence
-weighs each row by its tuple's frequency). At each node, :func:`add_node_quality` adds, per distinct size
+weighs each row by its tuple's frequency). At each node, ``add_node_quality`` adds, per distinct size
 of the passing classes (beside the class-size histogram), what the quality models read:
 
 - per QI, the *share mass*: Σ c · share_i (the share of QI i's ground domain under the class's value);

@@ -1,11 +1,11 @@
 """The quality profile: what ARX's quality models read beyond the class sizes, for every node at once.
 
-Per pair (node, size) of a profile (the passing classes of that size), :class:`Quality` keeps the share
+Per pair (node, size) of a profile (the passing classes of that size), ``Quality`` keeps the share
 mass per QI, Σ c_x² and Σ c_x² · log2 area (c_x: the rows of ground tuple x; area: the ground tuples a
 class's values cover), and the running entropy sum of the rows a query suppresses; per node, the same
 for the classes failing a privacy model; per table, the constants of the models. See
-:mod:`~microrelease.core.lattice.quality_kernels` for the compiled roll-up and
-:mod:`~microrelease.core.lattice.quality` for the models. :func:`node_quality_arrays` computes one node
+``quality_kernels`` for the compiled roll-up and
+``quality`` for the models. ``node_quality_arrays`` computes one node
 directly (the ``direct`` strategy, and the oracle of the compiled kernels).
 """
 
@@ -43,7 +43,7 @@ def share_tables(hierarchies: tuple[Hierarchy, ...]) -> tuple[np.ndarray, np.nda
 
 
 def leaves_table(hierarchies: tuple[Hierarchy, ...], flat: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """log2 of the ground values under each value, in :func:`share_tables`' layout."""
+    """log2 of the ground values under each value, in ``share_tables``' layout."""
     domain = np.zeros(len(flat))
     for i, h in enumerate(hierarchies):
         end = off[i, h.height] + h.level_size(h.height)
@@ -52,7 +52,7 @@ def leaves_table(hierarchies: tuple[Hierarchy, ...], flat: np.ndarray, off: np.n
 
 
 def node_tables(hierarchies: tuple[Hierarchy, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`share_tables` and :func:`leaves_table` together: what a node's quality figures look up."""
+    """``share_tables`` and ``leaves_table`` together: what a node's quality figures look up."""
     flat, off = share_tables(hierarchies)
     return flat, off, leaves_table(hierarchies, flat, off)
 
@@ -89,7 +89,7 @@ class Quality:
     pairs : per histogram pair of the profile: m share masses, Σ c_x², Σ c_x² log2 area, running
         entropy sum (pairs × (m + 3)).
     failing : per node, the classes failing a privacy model: Σ c_x², entropy sum (nodes × 2).
-    domain : |D_i| per QI. conditional : :func:`conditional_entropy`. tuples : Σ_x c_x² log2(c_x / n).
+    domain : |D_i| per QI. conditional : ``conditional_entropy``. tuples : Σ_x c_x² log2(c_x / n).
     """
 
     pairs: np.ndarray
@@ -120,7 +120,7 @@ class Quality:
 def node_quality_arrays(freq, hierarchies: tuple[Hierarchy, ...], node, passing=None, tables=None):
     """One node's passing class-size histogram, its (sizes × (m + 3)) quality pairs and its failing
     figures (2), by grouping the frequency set anew. ``passing(sizes, tuple_class)``: which classes pass
-    (default: all); ``tables``: :func:`node_tables`, when built once already."""
+    (default: all); ``tables``: ``node_tables``, when built once already."""
     sizes, tuple_class = class_sizes(freq, hierarchies, node)
     passing = np.ones(len(sizes), dtype=bool) if passing is None else passing(sizes, tuple_class)
     levels = generalize_codes(hierarchies, freq.codes, node)
@@ -151,7 +151,7 @@ def node_quality_arrays(freq, hierarchies: tuple[Hierarchy, ...], node, passing=
 
 
 def attach_quality(profile: LatticeProfile, freq, hierarchies: tuple[Hierarchy, ...], pieces) -> LatticeProfile:
-    """The profile with its :class:`Quality`, from roll-up pieces whose last two arrays are the pairs'
+    """The profile with its ``Quality``, from roll-up pieces whose last two arrays are the pairs'
     figures and the visited nodes' failing figures."""
     m = len(hierarchies)
     pairs = np.empty((len(profile.sizes), m + PAIR_COLUMNS))

@@ -7,14 +7,14 @@ file's own distribution differs once classes are suppressed, so a reader recompu
 finds other distances, and a class at 0.4967 against the input may sit at 0.5031 against the file (adult, README).
 
 The input's counts minus the released file's are the sensitive values of the suppressed rows, so
-by default the report's ``reference_distribution`` (:func:`stated_section`) names the distribution,
+by default the report's ``reference_distribution`` (``stated_section``) names the distribution,
 says how many classes exceed t against it (verified by the program, from the input in memory; not
 the worst distance, which with the file solves for the counts) and gives the worst class against
 the file's own distribution (anyone can recompute it from the file: over the values the file
 holds). On request (``OutputOptions.publish_reference``) it adds the input's counts in the EMD's
-order (:func:`reference_section`) and the worst distance against them, with a note saying what they
+order (``reference_section``) and the worst distance against them, with a note saying what they
 disclose; the re-check on the written file then measures against those very counts.
-:mod:`.reference_check` re-checks a release from its report and file.
+``.reference_check`` re-checks a release from its report and file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A t-closeness release re-checked from its report and its file, and from the input for the one
-who holds it (:func:`verify_against_report`).
+who holds it (``verify_against_report``).
 
 It is a consistency check of the file against its report, not a proof: the file must be the one
 the report names (its rows and SHA-256), the report's fields well formed, its stated figures those

@@ -1,6 +1,6 @@
 """What a generalization release's report tells a person besides its counts: why this node, where
 it sits in the lattice (is it k-minimal?), and what each QI keeps. Written into the JSON report and
-shown by its page (:mod:`microrelease.core.release.report_html`)."""
+shown by its page (``microrelease.core.release.report_html``)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def minimality(lattice: Lattice, node: Node, max_sup: int | None, criteria: Crit
                satisfies: Callable[[Node], bool], *, by_policy: bool = False) -> tuple[bool | None, str]:
     """(is ``node`` k-minimal, why): does no node below it satisfy the question? ``satisfies(other)``
     answers for one node. The direct predecessors suffice when satisfaction is monotone (Samarati
-    Lemma 5.1 for k; each criterion declares whether it is, :func:`~microrelease.core.criteria.criterion.monotone`); else every node below is tried, up to
+    Lemma 5.1 for k; each criterion declares whether it is, ``monotone``); else every node below is tried, up to
     BELOW_LIMIT of them. Past that, a node a policy chose is k-minimal by the profile that chose it
     (``by_policy``: the policies choose among the k-minimal nodes); another is not determined (None)."""
     if max_sup is None:

@@ -3,14 +3,14 @@
 A class is an int64 key packing its level codes in bit fields; raising QI ``a`` one level rewrites
 its field through the hierarchy's parent map, then an open-addressing hash table regroups the
 classes, summing what they carry: a row count (k-anonymity, here) or a vector of counts over the
-sensitive values (privacy models, :mod:`microrelease.core.models.model_rollup_kernels`). Only a compiled
+sensitive values (privacy models, ``microrelease.core.models.model_rollup_kernels``). Only a compiled
 group-by reaches the profile targets (measured on a 2-core machine: numpy's sort-based grouping
 costs about 5× more).
 
-The depth-first walk is written once: :func:`start_walk` sets it up, :func:`next_node` moves it to
-the next node and rolls that node's classes up from its parent's, :func:`append_histogram`
+The depth-first walk is written once: ``start_walk`` sets it up, ``next_node`` moves it to
+the next node and rolls that node's classes up from its parent's, ``append_histogram``
 collects each node's class-size histogram. The one profile kernel,
-:func:`~microrelease.core.lattice.walk_kernel.walk_profile`, is the loop ``while next_node(walk) >= 0``
+``walk_profile``, is the loop ``while next_node(walk) >= 0``
 with the per-node work its plan declares. The per-node work is chosen by the plan's values, not passed
 as a function, because numba cannot cache a function taking another (nor a closure over one): it
 would be compiled anew in every process (numba issue #6264).
@@ -142,8 +142,8 @@ def start_walk(base_keys, base_counts, heights, shifts, masks, parent_flat, pare
 def next_node(walk):
     """Move ``walk`` to its next node (the bottom first) and roll up that node's classes.
 
-    Returns the depth d of the node (its classes: see :func:`classes`; its local id:
-    :func:`node_id`), or -1 when every node has been visited.
+    Returns the depth d of the node (its classes: see ``classes``; its local id:
+    ``node_id``), or -1 when every node has been visited.
     """
     (heights, shifts, masks, parent_flat, parent_off, strides, vec, next_a, raised, state,
      keys_buf, cnt_buf, nlen, table_keys, table_idx, out_slot) = walk
@@ -191,7 +191,7 @@ def classes(walk):
 
 @nb.njit(cache=True, nogil=True)
 def histogram_buffers(n_classes):
-    """Scratch space of :func:`histogram` for up to ``n_classes`` classes."""
+    """Scratch space of ``histogram`` for up to ``n_classes`` classes."""
     width = max(n_classes, 1)
     return np.zeros(_SMALL, np.int64), np.empty(width, np.int64), np.empty(width, np.int64)
 

@@ -1,4 +1,4 @@
-"""The roll-up of :mod:`microrelease.core.lattice.rollup_kernels` in plain numpy (sort-based grouping),
+"""The roll-up of ``microrelease.core.lattice.rollup_kernels`` in plain numpy (sort-based grouping),
 with the same contract (``inner_profile``, ``roll_once``).
 
 Kept only as an independent oracle of the compiled kernels: ``build_profile(strategy="numpy")`` in

@@ -10,9 +10,9 @@ satisfies, so does some vector at every greater height, so the lowest satisfying
 with O(log(max height)) probes of whole height levels.
 
 Two ways of asking:
-- :func:`find_vector` and :func:`k_minimal` take any monotone predicate ``satisfies(node)``
+- ``find_vector`` and ``k_minimal`` take any monotone predicate ``satisfies(node)``
   (e.g. a direct evaluation on the data);
-- :func:`query` answers from a :class:`~microrelease.core.lattice.profile.LatticeProfile` for every node at
+- ``query`` answers from a ``LatticeProfile`` for every node at
   once, which is what the CLI and the dashboard use.
 """
 
@@ -299,7 +299,7 @@ class Answer:
         Parameters
         ----------
         policy : str, default "min-relative"
-            A key of :data:`POLICIES`.
+            A key of ``POLICIES``.
         weights : mapping of str to float, optional
             The weights of a weighted policy.
         among : str, optional
@@ -332,7 +332,7 @@ class Answer:
         Parameters
         ----------
         policy : str
-            A key of :data:`POLICIES`.
+            A key of ``POLICIES``.
         node : Node or int
             A distance vector or a node number.
 
@@ -347,13 +347,13 @@ class Answer:
 
 def query(profile: LatticeProfile, k: int, max_sup: int | str, criteria: tuple = ()) -> Answer:
     """Answer (k, MaxSup) for every node of the profiled lattice (no pass over the data); ``criteria``:
-    the scope-RELEASE criteria (:mod:`microrelease.core.risk.criteria`) a node must satisfy too (the
+    the scope-RELEASE criteria (``microrelease.core.risk.criteria``) a node must satisfy too (the
     scope-CLASS ones are the profile's, counted when it was built).
 
     Parameters
     ----------
     profile : LatticeProfile
-        The profile from :func:`build_profile`.
+        The profile from ``build_profile``.
     k : int
         The k of k-anonymity.
     max_sup : int or str

@@ -1,17 +1,17 @@
 """The one compiled profile kernel: the shared walk with pluggable per-class accumulators.
 
-Every whole-lattice profile walks the lattice once (:mod:`~microrelease.core.lattice.rollup_kernels`:
+Every whole-lattice profile walks the lattice once (``rollup_kernels``:
 each node's classes rolled up from its parent's) and does the same per-node work on what its classes
-carry. What a class carries is declared by a :class:`WalkPlan`, and the kernel's per-node work follows it:
+carry. What a class carries is declared by a ``WalkPlan``, and the kernel's per-node work follows it:
 
 - **rows**: a column of row counts, or the sum of the sensitive-value columns;
 - **sensitive counts** (l-diversity, t-closeness): each model's check marks failing classes
-  (:func:`~microrelease.core.models.model_rollup_kernels.mark_failing`), counted per model;
+  (``mark_failing``), counted per model;
 - **population counts** (k-map): a class with fewer than K population records fails (K > 0; beside the
   sensitive counts too, a class then fails either), or, for the joint profile of every K at once
   (``pack``), the classes are histogrammed by (sample rows, population rows);
 - **quality sums** (Σ c_x² per class): the figures ARX's quality models read
-  (:func:`~microrelease.core.lattice.quality_kernels.add_node_quality`).
+  (``add_node_quality``).
 
 The plain k-anonymity profile (1-D integer row counts) is the same kernel compiled for that array type:
 numba drops the branch of the other dimension, so the hot path stays a histogram per node. Two compiled
@@ -67,8 +67,8 @@ class WalkPlan:
         ``base`` = population rows + 1 (0: the passing classes' sizes).
     squares : the column of Σ c_x² (the quality figures are accumulated); None: no quality.
     checks : the models' kernel arrays (table distribution, kinds, l, c, t, and the value hierarchy), as
-        :func:`~microrelease.core.models.model_profile.kernel_arrays` makes them; empty: no models.
-    quality : the quality tables (:func:`~microrelease.core.lattice.quality_profile.kernel_tables`).
+        ``kernel_arrays`` makes them; empty: no models.
+    quality : the quality tables (``kernel_tables``).
     shifts, masks : every QI's bit field in a class key (read with ``quality``).
     """
 
@@ -104,7 +104,7 @@ class WalkPlan:
         return columns, float(self.k_map), checks, tables
 
     def inner(self):
-        """``inner(*walk, outer_levels)`` for :func:`~microrelease.core.lattice.profile.roll_up` (``with_start``)."""
+        """``inner(*walk, outer_levels)`` for ``roll_up`` (``with_start``)."""
         args = self.arguments()
 
         def inner(*walk):
@@ -117,7 +117,7 @@ class WalkPlan:
 def walk_profile(base_keys, base_counts, heights, shifts, masks, parent_flat, parent_off, outer_levels,
                  columns, k_map, checks, tables):
     """Every node of the sub-lattice over the QIs in ``heights`` (the others at ``outer_levels``), as
-    :class:`WalkPlan` declares: (local node ids in visit order, segment offsets, sizes, counts, failing
+    ``WalkPlan`` declares: (local node ids in visit order, segment offsets, sizes, counts, failing
     rows, failing rows by check, failing Σ size², the pairs' quality figures, the nodes' failing quality
     figures). Arrays a plan does not ask for come back empty."""
     if base_counts.ndim == 1:

@@ -1,4 +1,4 @@
-"""Compiled MDAV loop (see :func:`microrelease.core.micro.microaggregation.mdav_groups`): the same
+"""Compiled MDAV loop (see ``microrelease.core.micro.microaggregation.mdav_groups``): the same
 steps and tie rule as its numpy strategy, with each distance pass fused into one loop instead of
 numpy temporaries (about 10x faster on 100k rows). The numpy strategy is kept only as this loop's
 oracle (tests/core/micro/test_microaggregation.py, ``test_compiled_and_numpy_mdav_agree``)."""

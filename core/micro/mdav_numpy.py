@@ -1,5 +1,5 @@
 """MDAV in vectorized numpy passes, with the same steps and tie rule as the compiled loop of
-:mod:`microrelease.core.micro.mdav_kernels`. Kept only as that loop's oracle
+``microrelease.core.micro.mdav_kernels``. Kept only as that loop's oracle
 (tests/core/micro/test_microaggregation.py, ``test_compiled_and_numpy_mdav_agree``) and as the
 ``numpy`` strategy the benchmark compares it with."""
 

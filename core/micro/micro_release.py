@@ -1,6 +1,6 @@
 """Writing a microaggregated release with its report, checked on what was written.
 
-Written through :func:`microrelease.core.release.publishing` (temporary name, re-read, report last) in a
+Written through ``microrelease.core.release.publishing`` (temporary name, re-read, report last) in a
 random row order. The written file is checked with code independent of the method: row count, no
 identifier column; for MDAV-ID every QI vector shared by at least k rows; for the swap methods
 every permuted attribute holds exactly its original multiset of values; the other columns hold the
@@ -68,7 +68,7 @@ def write_microaggregation(
     Parameters
     ----------
     result : Microaggregation
-        What :func:`microaggregate` returned.
+        What ``microaggregate`` returned.
     out : str or Path
         The release's file.
     identifiers : sequence of str, optional

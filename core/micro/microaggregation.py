@@ -165,7 +165,7 @@ class Microaggregation:
     Parameters
     ----------
     method : str
-        The method used (a key of :data:`METHODS`).
+        The method used (a key of ``METHODS``).
     k : int
         The smallest group size.
     qi : tuple of str
@@ -215,7 +215,7 @@ def microaggregate(
     strategy: str = "numba",
     progress=None,
 ) -> Microaggregation:
-    """Protect ``table`` by ``method`` (see :data:`METHODS`); identifiers are dropped from the output.
+    """Protect ``table`` by ``method`` (see ``METHODS``); identifiers are dropped from the output.
 
     ``qi`` are the numeric quasi-identifiers (MDAV methods); ``confidential`` the numeric
     confidential attributes (needed by ``ir-swap``; measured by the linkage attack). For
@@ -232,7 +232,7 @@ def microaggregate(
     k : int
         The smallest group size.
     method : str, default "mdav-id"
-        A key of :data:`METHODS`.
+        A key of ``METHODS``.
     k_per_attribute : mapping of str to int, optional
         Per-attribute k (for the methods that take one).
     identifiers : sequence of str, optional

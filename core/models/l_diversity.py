@@ -59,7 +59,7 @@ class LDiversity(PrivacyModel):
 
     @classmethod
     def from_spec(cls, spec: str):
-        """``keyword:F1[:F2]`` as in :attr:`syntax`, each field of its type; None for another form."""
+        """``keyword:F1[:F2]`` as in ``syntax``, each field of its type; None for another form."""
         keyword, *values = [p.strip() for p in str(spec).split(":")]
         if keyword != cls.syntax.split(":")[0] or len(values) != len(cls.field_types):
             return None

@@ -1,6 +1,6 @@
 """The whole-lattice profile under privacy models on a sensitive attribute (l-diversity, t-closeness).
 
-Like :mod:`microrelease.core.lattice.profile`, every node is computed once, each rolled up from its parent
+Like ``microrelease.core.lattice.profile``, every node is computed once, each rolled up from its parent
 in a depth-first walk of the lattice: a node's equivalence classes carry a vector of counts over the
 sensitive values (classes × values), and raising one QI merges classes by summing their vectors.
 At each node the chosen models are evaluated on all classes at once; the node's profile keeps the
@@ -68,13 +68,13 @@ def build_model_profile(
     """The profile of ``dataset``'s lattice where classes failing any of ``models`` are suppressed.
 
     ``models`` are bound to ``sensitive_frequency`` and checked first (as by
-    :func:`~microrelease.core.models.sensitive.prepare_models`).
+    ``prepare_models``).
     ``strategy``: ``"numba"`` (compiled roll-up, the default when the QI codes pack into 62 bits) or
     ``"numpy"`` (the same walk in numpy; the oracle, and the fallback for wider codes).
     ``progress``, ``should_stop``, ``workers``, ``memory_budget``, ``quality``: as for
-    :func:`~microrelease.core.lattice.profile.build_profile` (cancelling raises :class:`Cancelled`); with
+    ``build_profile`` (cancelling raises ``Cancelled``); with
     ``quality``, the quality models read the passing classes' figures and the failing classes' too.
-    ``k_map``: El Emam & Dankar's k-map (a :class:`~microrelease.core.risk.k_map.KMap` bound to its
+    ``k_map``: El Emam & Dankar's k-map (a ``KMap`` bound to its
     population) beside the models, in the same walk: the population is joined in as one more column
     of counts, and a class also fails when the population holds fewer than K of its records
     (``failing_by_model`` has its rows last, and ``models`` ends with it).
@@ -92,7 +92,7 @@ def build_model_profile(
     progress : callable, optional
         Called with the progress.
     should_stop : callable, optional
-        Polled; when it returns true the build raises :class:`Cancelled`.
+        Polled; when it returns true the build raises ``Cancelled``.
     workers : int, optional
         Threads for the roll-up.
     memory_budget : int, default 536870912

@@ -1,12 +1,12 @@
 """The privacy models' compiled per-class checks (see microrelease.core.models.model_profile).
 
-The profile kernel (:mod:`microrelease.core.lattice.walk_kernel`) carries each class's vector of
-sensitive-value counts, and at every node :func:`mark_failing` evaluates each model on every class, in
+The profile kernel (``microrelease.core.lattice.walk_kernel``) carries each class's vector of
+sensitive-value counts, and at every node ``mark_failing`` evaluates each model on every class, in
 the same arithmetic as the models' numpy checks. A model is handed over as its
-:meth:`~microrelease.core.models.privacy_model.PrivacyModel.kernel_code`: the kind codes below are the ones
-the model classes declare, and :data:`KERNEL_KINDS` lists them. The profile refuses a model whose
+``kernel_code``: the kind codes below are the ones
+the model classes declare, and ``KERNEL_KINDS`` lists them. The profile refuses a model whose
 kind is not there before the kernel runs (see
-:func:`~microrelease.core.models.model_profile.build_model_profile`); the kernel itself raises on one too.
+``build_model_profile``); the kernel itself raises on one too.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The model profile's roll-up in plain numpy: the same depth-first walk as
-:mod:`microrelease.core.models.model_rollup_kernels`, each node's classes regrouped by sorting and the
+``microrelease.core.models.model_rollup_kernels``, each node's classes regrouped by sorting and the
 models evaluated with their numpy checks.
 
 Kept as the oracle of the compiled kernel (tests/core/models/test_privacy_models.py,
@@ -59,13 +59,13 @@ def model_profile(lattice, hierarchies, root_codes: np.ndarray, root_counts: np.
         ok = np.ones(len(sizes), dtype=bool)
         by_model = np.zeros((len(models) + (1 if k_map > 0 else 0), 1), dtype=np.int64)
         for j, m in enumerate(models):
-            passes = m.satisfies_counts(counts, table)
-            by_model[j, 0] = sizes[~passes].sum()
-            ok &= passes
+            satisfying = m.satisfies_counts(counts, table)
+            by_model[j, 0] = sizes[~satisfying].sum()
+            ok &= satisfying
         if k_map > 0:
-            passes = population >= k_map
-            by_model[-1, 0] = sizes[~passes].sum()
-            ok &= passes
+            satisfying = population >= k_map
+            by_model[-1, 0] = sizes[~satisfying].sum()
+            ok &= satisfying
         s, c = np.unique(sizes[ok], return_counts=True)
         pieces.append((np.array([lattice.index(tuple(vec))]), np.array([0, len(s)]), s.astype(np.int64),
                        c.astype(np.int64), np.array([sizes[~ok].sum()], dtype=np.int64), by_model,

@@ -5,19 +5,19 @@ diagnosis, the class gives it away. A privacy model constrains the sensitive att
 equivalence class (the rows sharing one generalized QI combination). Each model is a frozen
 dataclass whose fields are its parameters, and declares, in one place:
 
-- ``name``: its key in :data:`~microrelease.core.criteria.registry.CRITERIA` (the criterion
-  protocol, :mod:`~microrelease.core.criteria.criterion`, of which these are the scope-CLASS criteria
+- ``name``: its key in ``CRITERIA`` (the criterion
+  protocol, ``criterion``, of which these are the scope-CLASS criteria
   reading a sensitive attribute);
 - ``parameter`` and ``syntax``: the API parameter that gives it as text (``l_diversity``,
-  ``t_closeness``) and its text form there (``distinct:L``); :meth:`from_spec` / :meth:`spec`;
-- :meth:`check`: its parameters' domains, against the sensitive attribute's number of values;
+  ``t_closeness``) and its text form there (``distinct:L``); ``from_spec`` / ``spec``;
+- ``check``: its parameters' domains, against the sensitive attribute's number of values;
 - ``monotone_generalization`` / ``monotone_suppression``: whether satisfaction is kept up the
   lattice without / with suppression (the search reads them to choose how to find k-minimal nodes);
-- :meth:`needs`: the per-class statistics and table-wide inputs its check reads;
-- :meth:`passes_counts` and :meth:`statistic`: its check on many classes at once, in numpy (the
-  oracle; :meth:`passes` is the same check as the protocol asks it);
-- :meth:`kernel_code`: the kind code and parameters handed to the compiled profile kernel
-  (:mod:`microrelease.core.models.model_rollup_kernels`), which evaluates the same arithmetic.
+- ``needs``: the per-class statistics and table-wide inputs its check reads;
+- ``passes_counts`` and ``statistic``: its check on many classes at once, in numpy (the
+  oracle; ``passes`` is the same check as the protocol asks it);
+- ``kernel_code``: the kind code and parameters handed to the compiled profile kernel
+  (``microrelease.core.models.model_rollup_kernels``), which evaluates the same arithmetic.
 """
 
 from __future__ import annotations
@@ -82,11 +82,11 @@ class PrivacyModel(ABC):
     @abstractmethod
     def validate(self, n_values: int, attribute: str) -> Self:
         """This model, if its parameters fit a sensitive attribute of ``n_values`` distinct values
-        (named ``attribute`` in messages); else :class:`InvalidParameterError`."""
+        (named ``attribute`` in messages); else ``InvalidParameterError``."""
 
     @abstractmethod
     def needs(self) -> frozenset[Statistic]:
-        """What the check reads (see :class:`Statistic`)."""
+        """What the check reads (see ``Statistic``)."""
 
     @abstractmethod
     def statistic(self, counts: np.ndarray, table: np.ndarray) -> np.ndarray:
@@ -97,7 +97,7 @@ class PrivacyModel(ABC):
         """Whether each class satisfies the model (bool per row of ``counts``)."""
 
     def satisfies(self, classes: ClassView) -> np.ndarray:
-        """The criterion protocol's check (:mod:`~microrelease.core.criteria.criterion`)."""
+        """The criterion protocol's check (``criterion``)."""
         return self.satisfies_counts(classes.value_counts, classes.table_counts)
 
     @abstractmethod

@@ -1,5 +1,5 @@
 """The sensitive attribute the privacy models look at: its frequency set beside the QIs', and the
-models made ready for it (:func:`prepare_models`, what the CLI and the dashboard call).
+models made ready for it (``prepare_models``, what the CLI and the dashboard call).
 
 The frequency is computed once per (dataset, attribute, hierarchy) and kept while the dataset
 lives: building a profile, releasing, explaining or tapping a node reuse it.
@@ -167,10 +167,10 @@ def prepare_models(
     hierarchy: Hierarchy | str | Path | None = None,
 ) -> PreparedModels:
     """``models`` on the sensitive ``attribute`` of ``dataset``, ready for
-    :func:`~microrelease.core.models.model_profile.build_model_profile`, a release or an explanation.
+    ``build_model_profile``, a release or an explanation.
 
     models : model objects, or text specs by parameter (``{"l_diversity": "entropy:3",
-        "t_closeness": "0.2:hierarchical"}``, see :func:`~microrelease.core.criteria.registry.parse_criteria`).
+        "t_closeness": "0.2:hierarchical"}``, see ``parse_criteria``).
     hierarchy : the sensitive attribute's hierarchy (or its ARX file), read only when a model needs
         one (hierarchical t-closeness); by default the attribute's file in ``dataset.hierarchy_dir``.
 
@@ -192,7 +192,7 @@ def prepare_models(
     Returns
     -------
     PreparedModels
-        The sensitive frequency and the models, ready for :func:`build_model_profile`.
+        The sensitive frequency and the models, ready for ``build_model_profile``.
     """
     if isinstance(models, Mapping):
         models = parse_criteria(models)

@@ -14,7 +14,7 @@ EMD to a fixed distribution is convex, so merging two satisfying classes gives a
 monotone up the lattice without suppression, not with it. The table distribution is that of the
 whole input (before suppression), as in the paper; a release report names it and publishes its
 counts only on request, as they disclose the suppressed rows' values
-(:mod:`~microrelease.core.lattice.reference`).
+(``reference``).
 Text spec (the ``t_closeness`` parameter): ``T[:equal|ordered|hierarchical]``.
 """
 
@@ -84,7 +84,7 @@ def emd_hierarchical(p: np.ndarray, q: np.ndarray, hierarchy: Hierarchy, order: 
 class TCloseness(PrivacyModel):
     """EMD to the table's distribution at most ``t``, for the ``ground`` distance. A hierarchical
     ground takes the sensitive attribute's ``hierarchy`` and ``order`` (the ground code of each
-    sensitive value column) from the data: see :meth:`bind`.
+    sensitive value column) from the data: see ``bind``.
 
     Parameters
     ----------

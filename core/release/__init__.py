@@ -1,7 +1,7 @@
-"""How releases reach the disk: one path for every kind of release (see :mod:`.publishing`), the rules
-that keep a user's files safe (:mod:`.target`), what every released table goes through (random
-row order, spreadsheet formula cells: :mod:`.cells`), and the page a person reads beside the JSON
-report (:mod:`.report_html`, built with :mod:`.html`; the risk figures from :mod:`.class_risk`)."""
+"""How releases reach the disk: one path for every kind of release (see ``.publishing``), the rules
+that keep a user's files safe (``.target``), what every released table goes through (random
+row order, spreadsheet formula cells: ``.cells``), and the page a person reads beside the JSON
+report (``.report_html``, built with ``.html``; the risk figures from ``.class_risk``)."""
 
 from microrelease.core.release.cells import (
     escape_formulas,

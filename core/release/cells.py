@@ -161,7 +161,7 @@ def with_formula_verification(verifications: list, found: dict[str, tuple[int, i
     verifications : list
         The verifications so far.
     found : dict of str to (int, int)
-        What :func:`formula_cells` found.
+        What ``formula_cells`` found.
     escape : bool
         Whether formula cells were escaped.
     columns : sequence of str, optional

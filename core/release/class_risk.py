@@ -42,7 +42,7 @@ def class_figures(sizes: Sequence[int] | np.ndarray, thresholds: Sequence[int] =
 
 def population_risk(sizes: Sequence[int] | np.ndarray, sampling_fraction: float) -> dict:
     """The released classes of a sample of a share ``sampling_fraction`` of its population: the
-    estimated population uniques (Dankar et al.'s rule, :mod:`microrelease.core.risk.uniqueness`), as a
+    estimated population uniques (Dankar et al.'s rule, ``microrelease.core.risk.uniqueness``), as a
     share of the population and a number of people (None without an estimate). Not the journalist's
     risk: only a population table gives class sizes in the population (f / fraction would call a
     sample unique safe when it may be a population unique)."""

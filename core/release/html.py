@@ -1,6 +1,6 @@
 """A small, safe HTML builder for release reports: escaping, tables, inline SVG and the page.
 
-Every value is escaped unless it is :class:`Safe`, and only the builders here make ``Safe`` text,
+Every value is escaped unless it is ``Safe``, and only the builders here make ``Safe`` text,
 so a value from the data (a column name, a level label, a file name) can never become markup. The
 page is one self-contained file: inline CSS (with a print layout), inline SVG, no script, and a
 Content-Security-Policy that forbids every request, should anything slip through.

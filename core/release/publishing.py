@@ -1,11 +1,11 @@
 """The one path by which every release reaches the disk.
 
-:func:`publish` takes a checked :class:`~microrelease.core.release.target.Target`, a function that
+``publish`` takes a checked ``Target``, a function that
 writes the data files and a function that reads *the written files* back and checks every claim
 the release makes. It:
 
 1. takes the target's lock (``O_EXCL``: a second writer fails, it never interleaves) and checks the
-   target again (see :mod:`microrelease.core.release.target`);
+   target again (see ``microrelease.core.release.target``);
 2. has the data written under temporary names in the target's folder;
 3. re-reads them and runs the checks; any failure raises and nothing is put in place;
 4. writes the report (with each file's checksum and every check's result) under a temporary name,
@@ -128,7 +128,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
     """Write, re-check and put in place one release (see the module docstring).
 
     ``write(paths)`` writes each data file of ``target.names`` to ``paths[name]``; ``verify(paths)``
-    reads them back and returns what it found (:class:`Verified`); ``body`` is the report's content (parameters, counts,
+    reads them back and returns what it found (``Verified``); ``body`` is the report's content (parameters, counts,
     metrics); ``audit`` (if given) what goes to the data steward's audit instead. Returns the report
     as written; raises VerificationError if a check fails, OutputError if the disk refuses,
     Cancelled if ``should_stop()`` says so.
@@ -140,7 +140,7 @@ def publish(target: Target, write: WriteFiles, verify: VerifyFiles, body: Mappin
     write : callable
         Writes the data files.
     verify : callable
-        Reads them back and returns a :class:`Verified`.
+        Reads them back and returns a ``Verified``.
     body : mapping
         The report's entries.
     audit : mapping, optional

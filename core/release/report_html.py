@@ -1,6 +1,6 @@
 """The release report a person reads (``OUT.report.html``), rendered from the report the JSON holds.
 
-One source of truth: :func:`render_report` reads only the report dict :func:`~microrelease.core.release.publishing`
+One source of truth: ``render_report`` reads only the report dict ``publishing``
 writes as JSON (before the JSON gains the page's own checksum). A generalization gets the decision,
 the class-size histogram of the released file, the re-identification risk, the utility per attribute
 and the node's place in the lattice; microaggregation, DP and sequential releases get their
@@ -51,7 +51,7 @@ def render_report(report: Mapping, json_name: str) -> str:
                 section("counts", "Counts", facts(report.get("counts", {}))),
                 section("figures", "Figures", facts({k: report[k] for k in FIGURES.get(kind, ()) if k in report}))]
     return page(f"Release report: {', '.join(files)}", subtitle,
-                [*body, checks_section(report), files_section(report, json_name)])
+                [*body, verifications_section(report), files_section(report, json_name)])
 
 
 def facts(mapping: Mapping) -> Safe:
@@ -272,7 +272,7 @@ def lattice_section(r: Mapping) -> Safe:
                    height_svg(node.get("height", 0), node.get("max_height", 0)), levels_svg(levels))
 
 
-def checks_section(r: Mapping) -> Safe:
+def verifications_section(r: Mapping) -> Safe:
     rows = [(c["check"], tag("span", "passed" if c["passed"] else "FAILED", class_="pass" if c["passed"] else "fail"),
              c["detail"]) for c in r.get("verification", [])]
     body = [tag("p", "Each claim was checked on the written file, read back before it was put in place."),

@@ -31,7 +31,7 @@ def publish_table(released: pd.DataFrame, out: str | Path, verifications: TableV
     """Write ``released`` as CSV in a random row order (formula cells escaped on request), read it back,
     run ``checks`` and the formula-cell count on it, and put it in place with its report. ``checks``
     get the table read back and ``released`` as written (escaped if asked), in its original order;
-    ``audit``: the data steward's figures, written apart (see :func:`~microrelease.core.release.publishing`)."""
+    ``audit``: the data steward's figures, written apart (see ``publishing``)."""
     if Path(out).suffix.lower() in (".parquet", ".pq"):
         raise OutputError(f"{out}: this release is written as CSV; give a .csv name (nothing was written)")
     target = file_target(out, protected=[*([source] if source != "<DataFrame>" else []), *protected], force=force)

@@ -2,7 +2,7 @@
 
 ARX's risk-based criteria, read over a node's released classes (those of at least k rows; classes
 failing an l-diversity or t-closeness model are already out), for every node at once from the
-profile (:mod:`~microrelease.core.risk.reidentification`, :mod:`~microrelease.core.risk.uniqueness`):
+profile (``reidentification``, ``uniqueness``):
 
 - **average risk** ``max_risk = R``: the average prosecutor risk (released classes / released
   records) is at most R (ARX's ``AverageReidentificationRisk``);
@@ -14,10 +14,10 @@ profile (:mod:`~microrelease.core.risk.reidentification`, :mod:`~microrelease.co
 
 Unlike k, none of them is monotone with suppression (merging classes can lower the number of classes
 more slowly than it frees suppressed rows), so the search looks below every node for a satisfying one
-(:func:`~microrelease.core.lattice.search.query`). A node that releases nothing has no risk and
+(``query``). A node that releases nothing has no risk and
 satisfies them; MaxSup bounds how much may be suppressed.
 
-:data:`~microrelease.core.criteria.registry.CRITERIA` is the registry read by the command line, the
+``CRITERIA`` is the registry read by the command line, the
 dashboard and the contract tests (these are its scope-RELEASE criteria).
 """
 

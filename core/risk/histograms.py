@@ -1,11 +1,11 @@
 """Many samples' class-size histograms at once, as the population uniqueness models read them: node i's
 (size j, count c_j) pairs are ``offsets[i]:offsets[i+1]`` of ``sizes``/``counts`` (the CSR layout of
-:class:`~microrelease.core.lattice.profile.LatticeProfile`; ``c_j``, the number of sample classes of
+``LatticeProfile``; ``c_j``, the number of sample classes of
 size j, is the sample's *frequency of frequencies*), with each node's sample size n, number of
-classes u, sample uniques c_1 and classes of size 2, c_2 (:class:`NodeHistograms` for the numpy path,
-:func:`node_totals` compiled); and what Zayatz's and SNB's models read of each node's pairs: the
+classes u, sample uniques c_1 and classes of size 2, c_2 (``NodeHistograms`` for the numpy path,
+``node_totals`` compiled); and what Zayatz's and SNB's models read of each node's pairs: the
 hypergeometric chances h(j) / h(1) (a table over class sizes, or log-gammas) and their sum, the
-powers in SNB's Sh3 and its sums (numpy, and compiled: :func:`zayatz_sums`, :func:`snb_classes`).
+powers in SNB's Sh3 and its sums (numpy, and compiled: ``zayatz_sums``, ``snb_classes``).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def validate_histograms(offsets, sizes, counts) -> tuple[np.ndarray, np.ndarray,
 class NodeHistograms:
     """Per-node n, u (classes), c_1, c_2 and the pairs with their node, from CSR arrays (validated).
     The numpy path's view (the tests' oracle); the compiled path sums the same per node in
-    :func:`node_totals`."""
+    ``node_totals``."""
 
     def __init__(self, offsets, sizes, counts):
         offsets, sizes, counts = validate_histograms(offsets, sizes, counts)
@@ -128,7 +128,7 @@ def draw_one_ratio(h: NodeHistograms, fraction):
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def zayatz_sums(offsets, sizes, counts, n, c1, fraction, table, table_row):
     """Per node, sum_j c_j h(j) / h(1), from ``table`` (row ``table_row[i]``, column j - 1) or, if it has
-    no rows, by log-gammas (as :func:`draw_one_ratio`). Without sample uniques the sum stops at its first
+    no rows, by log-gammas (as ``draw_one_ratio``). Without sample uniques the sum stops at its first
     positive term: P(population unique | sample unique) = c_1 / sum is 0 whatever the rest (nan if none)."""
     nodes = len(offsets) - 1
     out = np.zeros(nodes)
@@ -154,7 +154,7 @@ def zayatz_sums(offsets, sizes, counts, n, c1, fraction, table, table_row):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def snb_classes(offsets, sizes, counts, u, c1, fraction, q_pow, r_pow):
-    """K per node: Haas et al.'s Sh3 (as :func:`~.uniqueness._snb`), from the powers of q and 1 - pi^2."""
+    """K per node: Haas et al.'s Sh3 (as ``_snb``), from the powers of q and 1 - pi^2."""
     nodes = len(offsets) - 1
     classes = np.empty(nodes)
     f2 = fraction**2

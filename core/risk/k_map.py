@@ -8,8 +8,8 @@ failing l-diversity is. A merged class's population count is the sum of its part
 monotone under generalization and under suppression. k-anonymity with k still applies on the sample
 (k = 1 gives k-map alone, ARX's usual use).
 
-One joint roll-up (:func:`joint_profile`) keeps, for every node, how many classes have each (sample
-size f, population size F) pair; the profile for a K (:meth:`KMapProfile.profile`) is then a numpy
+One joint roll-up (``joint_profile``) keeps, for every node, how many classes have each (sample
+size f, population size F) pair; the profile for a K (``KMapProfile.profile``) is then a numpy
 derivation: classes with F < K give ``failing_rows``, the others the class-size histogram.
 """
 
@@ -170,15 +170,15 @@ def _validate_contains(population: Population, sample: FrequencySource) -> None:
 @dataclass(frozen=True)
 class KMap:
     """El Emam & Dankar's k-map: every released class has at least ``k`` records in the population
-    (a scope-CLASS criterion, :mod:`~microrelease.core.criteria.criterion`; from text it has no population
-    until :meth:`bind`).
+    (a scope-CLASS criterion, ``criterion``; from text it has no population
+    until ``bind``).
 
     Parameters
     ----------
     k : int
         The least population size of a released class.
     population : Population, optional
-        The population table, coded (see :func:`code_population`).
+        The population table, coded (see ``code_population``).
     """
 
     k: int = control(Control("k_map", "k-map K (0 = off)", int, 0, low=0, off=0,
@@ -288,7 +288,7 @@ class KMapProfile:
     def profile(self, k_map: int, quality: bool = False) -> LatticeProfile:
         """The lattice profile where classes with fewer than ``k_map`` population records fail
         (``failing_rows``); ``stats``, ``query``, policies and metrics read it unchanged. ``quality``: with
-        what ARX's quality models read (one more roll-up for this K, :func:`k_map_quality`)."""
+        what ARX's quality models read (one more roll-up for this K, ``k_map_quality``)."""
         model = KMap(k_map, self.population)
         if quality:
             if ("quality", model.k) not in self._cache:
@@ -368,7 +368,7 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
     """The joint roll-up of ``sample`` and ``population`` over the whole lattice (see the module docstring).
 
     ``strategy``: ``"numba"`` (compiled, on the shared walk) or ``"numpy"`` (the oracle); the other
-    arguments as for :func:`~microrelease.core.lattice.profile.build_profile`.
+    arguments as for ``build_profile``.
 
     Parameters
     ----------
@@ -381,7 +381,7 @@ def joint_profile(sample: FrequencySource, population: Population, *, strategy: 
     progress : callable, optional
         Called with the progress.
     should_stop : callable, optional
-        Polled; when it returns true the build raises :class:`Cancelled`.
+        Polled; when it returns true the build raises ``Cancelled``.
     workers : int, optional
         Threads.
     memory_budget : int, default 536870912

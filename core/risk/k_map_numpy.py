@@ -1,5 +1,5 @@
 """The joint roll-up of a sample and its population over the whole lattice (k-map), in numpy: the
-oracle of the compiled profile kernel's joint mode (:class:`~microrelease.core.lattice.walk_kernel.WalkPlan`
+oracle of the compiled profile kernel's joint mode (``WalkPlan``
 with ``pack``).
 
 A class carries two counts, [sample rows, population rows], summed when classes merge. At every node the

@@ -6,7 +6,7 @@ uniques ~ Gamma(theta + 1) / Gamma(theta + alpha) * N^alpha (Hoshino's large-N f
 ``ModelPitman``). When the likelihood is highest as alpha -> 0 the model is Ewens's (alpha = 0,
 Pitman's special case): theta is Ewens's MLE and the estimate its limit, theta (ARX's code has no such
 case, only alpha == 0 -> no estimate, so its figures may differ there). The score's sums over classes
-are expanded once per node (:func:`_pitman_moments`), so that a Newton step costs O(nodes).
+are expanded once per node (``_pitman_moments``), so that a Newton step costs O(nodes).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def fit_pitman(h: NodeHistograms, fraction, population, iterations=100):
 
 
 def fit_pitman_compiled(offsets, sizes, counts, totals, todo, population, iterations=100):
-    """:func:`fit_pitman` compiled (:func:`~microrelease.core.risk.uniqueness_kernels.pitman_fit`), for the
+    """``fit_pitman`` compiled (``pitman_fit``), for the
     nodes ``todo`` of int64 CSR histograms with ``totals`` = (n, u, c_1, c_2) per node."""
     largest = int(sizes.max()) if len(sizes) else 0
     psi, _, band = taylor_tables(largest)
@@ -136,7 +136,7 @@ def _pitman_moments(h: NodeHistograms, todo):
 @lru_cache(maxsize=4)
 def taylor_tables(largest: int):
     """For class sizes j up to ``largest`` (at least 64): psi(j - 1/2), zeta(k+1, j - 1/2) (row k, column j;
-    row 0 zero) and each size's band in :data:`_TAYLOR_BANDS` (-1 below 3). Read-only."""
+    row 0 zero) and each size's band in ``_TAYLOR_BANDS`` (-1 below 3). Read-only."""
     top = max(largest, 64)
     inv = 1 / (np.arange(1, top + 1) - 0.5)  # 1 / (l - 1/2)
     psi = np.concatenate(([np.nan], np.cumsum(inv) - inv - np.euler_gamma - 2 * math.log(2)))  # psi(j - 1/2)

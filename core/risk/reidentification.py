@@ -14,7 +14,7 @@ released records, J the released classes, F_j the class's size in the population
 - **marketer** (re-identifies as many records as it can): expected share re-identified =
   (1/n) Σ f_j / F_j.
 
-Where F_j comes from: a population table (:func:`population_sizes`; ARX's convention when the data
+Where F_j comes from: a population table (``population_sizes``; ARX's convention when the data
 is a research subset of the population), or sdcMicro's estimate from sampling weights, F_j = Σ of
 the weights in class j, which for one sampling fraction π is F_j = f_j / π (a real number). With
 neither, the population is the sample itself (ARX's default): journalist = prosecutor and marketer
@@ -115,7 +115,7 @@ def _validate_population(population: object, sizes: np.ndarray) -> np.ndarray:
 def prosecutor(sizes: np.ndarray) -> tuple[float, float]:
     """The prosecutor's highest risk (1 / the smallest class) and average risk (ARX's success rate:
     the mean of 1/f_j over the records = classes / rows) of classes of the given sizes, all at least 1;
-    both 0 when there are none. The one formula :func:`table_risk` and the release report's figures read."""
+    both 0 when there are none. The one formula ``table_risk`` and the release report's figures read."""
     if not len(sizes):
         return 0.0, 0.0
     return 1.0 / float(sizes.min()), len(sizes) / float(sizes.sum())
@@ -134,7 +134,7 @@ def table_risk(sizes: Sequence[int] | np.ndarray, *, threshold: float, sampling_
     sampling_fraction : float, optional
         π in (0, 1]: estimate each population class size as F_j = f_j / π.
     population_sizes : sequence of float or numpy.ndarray, optional
-        F_j for each class, aligned with ``sizes`` (see :func:`population_sizes`); at most one of
+        F_j for each class, aligned with ``sizes`` (see ``population_sizes``); at most one of
         this and ``sampling_fraction``. With neither, the population is the sample.
 
     Returns
@@ -196,7 +196,7 @@ def population_sizes(sample_keys: pd.DataFrame | Iterable, population_keys: pd.D
     ``sample_keys``: one key (a QI tuple) per sample class, or a DataFrame of the QI columns, one row
     per class; a key given twice is answered twice. ``population_keys``: the population's rows, the
     same way. Returns an int64 array aligned with ``sample_keys``, for
-    :func:`table_risk`'s ``population_sizes``.
+    ``table_risk``'s ``population_sizes``.
 
     Raises
     ------
@@ -232,7 +232,7 @@ def population_sizes(sample_keys: pd.DataFrame | Iterable, population_keys: pd.D
 def _first_safe_size(threshold: float, sampling_fraction: float | None, n_rows: int) -> int:
     """The smallest class size s in [1, n_rows + 1] whose risk is at most ``threshold``.
 
-    The risk (1/s, or 1/(s/π)) is computed with the same float operations as :func:`table_risk` and
+    The risk (1/s, or 1/(s/π)) is computed with the same float operations as ``table_risk`` and
     does not increase with s, so the classes at risk are exactly those smaller than the answer.
     """
     def risk(s: int) -> float:
@@ -250,16 +250,16 @@ def _first_safe_size(threshold: float, sampling_fraction: float | None, n_rows: 
 
 def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
               sampling_fraction: float | None = None) -> dict[str, np.ndarray]:
-    """Every figure of :class:`Risk` for every node of ``profile``'s lattice at once.
+    """Every figure of ``Risk`` for every node of ``profile``'s lattice at once.
 
     A node releases its classes of at least k rows (classes failing a privacy model are already
     out of the histogram). Each figure is an array indexed by node number, keyed by its
-    :class:`Risk` field name (:data:`FIGURES`), equal to :func:`table_risk` of the node's released
+    ``Risk`` field name (``FIGURES``), equal to ``table_risk`` of the node's released
     class sizes with the same ``threshold`` and ``sampling_fraction``.
 
     Because a class's risk falls as its size grows, the records at risk are those in released
     classes smaller than one size s*, and their count is the suppression at k' = max(k, s*) minus
-    the suppression at k: two prefix-sum look-ups of :meth:`LatticeProfile.stats`, no pass over
+    the suppression at k: two prefix-sum look-ups of ``LatticeProfile.stats``, no pass over
     the classes.
 
     Parameters
@@ -276,7 +276,7 @@ def node_risk(profile: LatticeProfile, k: int, *, threshold: float,
     Returns
     -------
     dict of str to numpy.ndarray
-        Each figure of :class:`Risk`, per node.
+        Each figure of ``Risk``, per node.
     """
     k = validate_k(k, profile.n_rows)
     threshold = validate_share(threshold, "threshold")

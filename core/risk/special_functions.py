@@ -2,8 +2,8 @@
 lgamma/digamma and scipy is not a dependency): log Gamma, and the digamma and trigamma functions
 psi = d log Gamma / dx and psi' = d psi / dx, each by its recurrence up to x >= 10 and then its
 asymptotic (Stirling) series; and the sums over i < u of 1/(z+i) and its kin that Pitman's score
-reads (:func:`rising_sums`). Each also for one number at a time, compiled (numba, ``*_one``), for the
-solvers of :mod:`~microrelease.core.risk.uniqueness_kernels`: the same steps in the same order.
+reads (``rising_sums``). Each also for one number at a time, compiled (numba, ``*_one``), for the
+solvers of ``uniqueness_kernels``: the same steps in the same order.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def digamma_trigamma(x):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def lgamma_one(x):
-    """log Gamma(x) for one x > 0, as :func:`lgamma`."""
+    """log Gamma(x) for one x > 0, as ``lgamma``."""
     shift = 1.0
     for _ in range(10):
         if not x < 10:
@@ -67,7 +67,7 @@ def lgamma_one(x):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def digamma_trigamma_one(x):
-    """(psi(x), psi'(x)) for one x > 0, as :func:`digamma_trigamma`."""
+    """(psi(x), psi'(x)) for one x > 0, as ``digamma_trigamma``."""
     psi, tri = 0.0, 0.0
     for _ in range(10):
         if not x < 10:
@@ -106,7 +106,7 @@ def rising_sums(z, u):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def rising_sums_one(z, u):
-    """As :func:`rising_sums`, for one z."""
+    """As ``rising_sums``, for one z."""
     pz1, tz1 = digamma_trigamma_one(z + 1)
     pzu, tzu = digamma_trigamma_one(z + u)
     dz, tz = pzu - pz1, tz1 - tzu
@@ -123,7 +123,7 @@ def rising_sums_one(z, u):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _rising_series(p, z, shift, square):
-    """sum_{k<5} (-1)^k (k+1 if square) p[k + shift] / z^(k+1+square): the series of :func:`rising_sums`."""
+    """sum_{k<5} (-1)^k (k+1 if square) p[k + shift] / z^(k+1+square): the series of ``rising_sums``."""
     total = 0.0
     for k in range(5):
         total += (-1) ** k * (k + 1 if square else 1) * p[k + shift] / z ** (k + 1 + square)

@@ -8,7 +8,7 @@ with ARX's ``RiskModelPopulationUniqueness`` as the reference implementation:
 - **Pitman** (Hoshino 2001): the partition of the sample follows Pitman's sampling formula with
   parameters (theta, alpha), fitted by maximum likelihood; population uniques ~ Gamma(theta + 1) /
   Gamma(theta + alpha) * N^alpha, or theta when the fit is Ewens's (alpha = 0). See
-  :mod:`~microrelease.core.risk.pitman`.
+  ``pitman``.
 - **Zayatz** (1991): the population's class sizes are taken to be distributed like the sample's; a
   sample unique comes from a population unique with probability
   P = c_1 h(1) / sum_j c_j h(j), h(j) the hypergeometric chance that one record of a population
@@ -30,7 +30,7 @@ unique -> N (each model's limit: alpha -> 1, or beta -> 1 with K = N); pi = 1 ->
 the population). A model that has no estimate (its equations have no solution in its parameter space,
 or the solver does not converge) reports ``uniques = nan`` and ``converged = False``.
 
-Every node is estimated compiled, one node at a time (:mod:`~microrelease.core.risk.uniqueness_kernels`);
+Every node is estimated compiled, one node at a time (``uniqueness_kernels``);
 the numpy path, vectorized over the nodes, is kept as its oracle and as the path that compiles nothing.
 """
 
@@ -146,9 +146,9 @@ def uniqueness_by_node(offsets, sizes, counts, sampling_fraction: float, *, mode
     """Estimated population uniques of many samples at once, vectorized over nodes.
 
     ``offsets[i]:offsets[i+1]`` are node i's (size, count) pairs in ``sizes``/``counts`` (the CSR layout
-    of :class:`~microrelease.core.lattice.profile.LatticeProfile`). Each node's sample size n is
+    of ``LatticeProfile``). Each node's sample size n is
     sum(size * count) and its population N = n / ``sampling_fraction``. ``strategy``: ``"numba"``
-    (compiled, :mod:`~microrelease.core.risk.uniqueness_kernels`) or ``"numpy"`` (vectorized over the
+    (compiled, ``uniqueness_kernels``) or ``"numpy"`` (vectorized over the
     nodes; the same steps, kept as the tests' oracle and as the path that compiles nothing).
 
     Parameters

@@ -1,12 +1,12 @@
 """Compiled solvers of population uniqueness (numba): SNB's root and Pitman's fit of
-:mod:`~microrelease.core.risk.uniqueness`, node by node, each node's solver a scalar loop (no pass over
+``uniqueness``, node by node, each node's solver a scalar loop (no pass over
 every node for each step of the slowest one). What the models read of each node's pairs is summed,
-compiled, in :mod:`~microrelease.core.risk.histograms` (``node_totals``, ``zayatz_sums``,
-``snb_classes``) and, for Pitman's Taylor moments, in :func:`pitman_fit`.
+compiled, in ``histograms`` (``node_totals``, ``zayatz_sums``,
+``snb_classes``) and, for Pitman's Taylor moments, in ``pitman_fit``.
 
 The steps, constants and tolerances are those of the numpy path (``strategy="numpy"``, the tests'
-oracle: :func:`~microrelease.core.risk.uniqueness._zayatz`, :func:`~microrelease.core.risk.uniqueness._snb`,
-:func:`~microrelease.core.risk.pitman.fit_pitman`), and the tables they read (hypergeometric chances,
+oracle: ``_zayatz``, ``_snb``,
+``fit_pitman``), and the tables they read (hypergeometric chances,
 powers, Taylor moments) are built by the same numpy code and summed in the same order. One step
 differs: SNB's root is found by Brent's method (about 5 steps) instead of 56 bisections: the same root,
 but where the excess is flat (tiny fractions) the two stop at different points of its last digits.
@@ -31,7 +31,7 @@ _BISECTIONS = 56  # the numpy path's, for SNB (uniqueness._snb)
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def _snb_at(log_b, one_minus_b, d, log1p_minus_d, fraction, log_kf, log_c1, ratio):
-    """(log E[c_1] - log c_1, alpha) at one beta, as :func:`~.uniqueness._snb_excess`."""
+    """(log E[c_1] - log c_1, alpha) at one beta, as ``_snb_excess``."""
     s = 1 - d
     a2, a0 = fraction * one_minus_b * d, 2 * ratio * s * s
     a1 = fraction * one_minus_b * (2 - d) - 2 * ratio * s * d
@@ -90,7 +90,7 @@ def _snb_beta(x, fraction):
 def snb_solve(todo, classes, c1, c2, fraction, xs, steps):
     """For nodes ``todo``: (uniques, alpha, beta). The root of largest beta: the last sign change on the
     grid ``xs`` of logit(beta) (scanned from the top, stopping there), then found in at most ``steps``
-    steps (:func:`_snb_root`); uniques nan where the grid has no sign change or the estimate is not
+    steps (``_snb_root``); uniques nan where the grid has no sign change or the estimate is not
     finite."""
     grid = len(xs)
     at = np.empty((grid, 4))  # the grid's betas are the same for every node
@@ -134,7 +134,7 @@ def snb_solve(todo, classes, c1, c2, fraction, xs, steps):
 
 @nb.njit(cache=True, nogil=True, error_model="numpy")
 def pitman_fit(todo, offsets, sizes, counts, n, u, c1, c2, population, psi, zeta_t, band, terms, iterations):
-    """For nodes ``todo``: (uniques, theta, alpha), as :func:`~.pitman.fit_pitman`: each node's Taylor
+    """For nodes ``todo``: (uniques, theta, alpha), as ``fit_pitman``: each node's Taylor
     moments from its pairs (``psi`` = psi(j - 1/2), ``zeta_t[j, k]`` = zeta(k+1, j - 1/2), ``terms[b]`` of
     them for sizes in band ``band[j]``), then Newton from Hoshino's moment estimates, the Ewens boundary,
     and Hoshino's estimate."""

@@ -1,4 +1,4 @@
-"""The pruned search's answer to one (k, MaxSup) question: what :class:`~microrelease.core.lattice.search.Answer`
+"""The pruned search's answer to one (k, MaxSup) question: what ``Answer``
 gives from the whole-lattice profile (the k-minimal set, Find_vector and its trace, the preferred node
 of any policy, each node's figures), read from the tags and the evaluated nodes instead.
 
@@ -27,7 +27,7 @@ from microrelease.core.search.tags import SAT
 
 @dataclass(frozen=True)
 class _Candidates:
-    """The few members of :class:`Lattice` a policy's score reads, for a list of candidate nodes."""
+    """The few members of ``Lattice`` a policy's score reads, for a list of candidate nodes."""
 
     heights: tuple[int, ...]
     names: tuple[str, ...]
@@ -40,7 +40,7 @@ class _Candidates:
 
 @dataclass(frozen=True, eq=False)
 class PrunedAnswer:
-    """Everything about one (k, MaxSup) question that a caller asks, from a :class:`PrunedSearch`.
+    """Everything about one (k, MaxSup) question that a caller asks, from a ``PrunedSearch``.
 
     Parameters
     ----------
@@ -71,7 +71,7 @@ class PrunedAnswer:
     @property
     def timed_out(self) -> bool:
         """Whether the quality search stopped at its time limit (the preferred node is then the best
-        found, and :attr:`lower_bound` the proven bound on the optimum's score)."""
+        found, and ``lower_bound`` the proven bound on the optimum's score)."""
         return self.search.timed_out
 
     @property
@@ -102,7 +102,7 @@ class PrunedAnswer:
     @cached_property
     def _find_vector(self) -> FindVectorResult:
         """Samarati's Find_vector over the tags, probe for probe as
-        :func:`~microrelease.core.lattice.search.find_vector` over a profile's answer."""
+        ``find_vector`` over a profile's answer."""
         search = self._classified
 
         def probe(height: int) -> tuple[list[Node], Node | None]:
@@ -160,7 +160,7 @@ class PrunedAnswer:
     # --- the preferred node ----------------------------------------------------------------------
     def preferred(self, policy: str = "min-relative", weights: Mapping[str, float] | None = None, *,
                   among: str | None = None) -> NodeResult:
-        """As :meth:`Answer.preferred <microrelease.core.lattice.search.Answer.preferred>`: among the k-minimal
+        """As ``Answer.preferred``: among the k-minimal
         nodes, or for the search's quality policy among every satisfying node (ARX's optimum)."""
         chosen = validate_policy(policy)
         scope = among or chosen.among
@@ -210,7 +210,7 @@ def supports(policy: str) -> bool:
     Parameters
     ----------
     policy : str
-        A key of :data:`POLICIES`.
+        A key of ``POLICIES``.
 
     Returns
     -------

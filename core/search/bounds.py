@@ -1,7 +1,7 @@
 """ARX's quality models scored from one node's figures, and their generalization-only lower bounds.
 
-The scores are those of :mod:`microrelease.core.lattice.quality` (its docstring defines each model),
-computed from a :class:`~microrelease.core.search.evaluator.NodeFigures` instead of the whole-lattice
+The scores are those of ``microrelease.core.lattice.quality`` (its docstring defines each model),
+computed from a ``NodeFigures`` instead of the whole-lattice
 profile. A *generalization-only lower bound* (ARX's ``Metric.getLowerBound``) is a figure that never
 exceeds the score, whatever is suppressed, and never decreases up the lattice, so the branch-and-bound
 search may skip every node whose bound is above the best score found:
@@ -14,8 +14,8 @@ search may skip every node whose bound is above the best score found:
   S·H(their values) >= 0 per QI).
 
 DM, DM* and AECS have no bound that depends on the levels alone (they read the class sizes), and KL
-divergence is not computed here: the search declares them as such (:data:`BOUNDED`). DM* never
-decreases up the lattice, so its optimum is among the k-minimal nodes (:data:`AT_MINIMAL`).
+divergence is not computed here: the search declares them as such (``BOUNDED``). DM* never
+decreases up the lattice, so its optimum is among the k-minimal nodes (``AT_MINIMAL``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ SCORED = frozenset({"loss", "precision", "height", "discernibility", "dm-star", 
 @dataclass(frozen=True, eq=False)
 class QualityConstants:
     """What the scores read of the table: rows, heights, |D_i|, each QI's share mass of all rows per
-    level (QIs × levels) and the conditional entropy table (:func:`conditional_entropy`)."""
+    level (QIs × levels) and the conditional entropy table (``conditional_entropy``)."""
 
     n_rows: int
     heights: np.ndarray
@@ -66,7 +66,7 @@ class QualityConstants:
         return (released_mass + suppressed - floor) / np.where(n - floor > 0, n - floor, 1.0)
 
     def per_level(self, name: str) -> list[np.ndarray]:
-        """The lower bound's term per QI and level, and how they combine (see :meth:`lower_bound`)."""
+        """The lower bound's term per QI and level, and how they combine (see ``lower_bound``)."""
         levels = [np.arange(h + 1) for h in self.heights]
         if name == "loss":  # log(1 + L_i) / m: the geometric mean is exp of their sum
             floor = self.n_rows / self.domain.astype(float)

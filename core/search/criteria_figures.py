@@ -1,6 +1,6 @@
 """A node's figures under privacy criteria beside k, for the pruned search
-(:mod:`~microrelease.core.search.flash`): each criterion read through the protocol
-(:mod:`~microrelease.core.criteria.criterion`) on the node's classes, as the release reads it.
+(``flash``): each criterion read through the protocol
+(``criterion``) on the node's classes, as the release reads it.
 
 The evaluator gives a node's classes as packed keys (its level codes) and row counts. A criterion on
 the sensitive attribute reads each class's value counts: the sensitive frequency (QI codes, value,
@@ -8,7 +8,7 @@ rows) is rolled up to the node and each (class, value) pair looked up among the 
 reads each class's population records: the population rolled up to the node, likewise (a population
 class holding no sample row counts for no class). A class smaller than k or failing a scope-CLASS
 criterion is suppressed; the figures (and the quality figures) are those of what the node then
-releases, and ``holds`` says whether the scope-RELEASE criteria hold on it.
+releases, and ``satisfies_release_criteria`` says whether it satisfies the scope-RELEASE criteria.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def _recode(ours, theirs) -> np.ndarray:
 
 
 class _Frequency:
-    """What a :class:`NodeEvaluator` reads of a source: hierarchies and a frequency set."""
+    """What a ``NodeEvaluator`` reads of a source: hierarchies and a frequency set."""
 
     def __init__(self, hierarchies, codes: np.ndarray, counts: np.ndarray) -> None:
         self.hierarchies = tuple(hierarchies)
@@ -41,8 +41,8 @@ class _Frequency:
 
 
 class CriteriaFigures:
-    """The figures of :mod:`this module <microrelease.core.search.criteria_figures>` for one evaluator
-    and one :class:`Criteria`. The sensitive frequency and the population are rolled up by evaluators
+    """The figures of ``this module`` for one evaluator
+    and one ``Criteria``. The sensitive frequency and the population are rolled up by evaluators
     of their own (the sensitive value a first, never generalized field: the QIs' fields keep the
     sample's bits), so a node's value counts and population sizes cost what its classes cost."""
 
@@ -118,7 +118,7 @@ class CriteriaFigures:
 
     def figures(self, node, keys: np.ndarray, counts: np.ndarray, k: int, *, quality: bool) -> NodeFigures:
         """The node's figures for k and the criteria (``quality``: with the suppressed rows' share mass
-        and entropy sum, as :meth:`NodeEvaluator.figures` gives them)."""
+        and entropy sum, as ``NodeEvaluator.figures`` gives them)."""
         counts = np.asarray(counts, dtype=np.int64)
         suppressed = self.suppressed(node, keys, counts, k)
         released = counts[~suppressed]
@@ -134,7 +134,7 @@ class CriteriaFigures:
 def suppressed_quality(evaluator: NodeEvaluator, node, keys: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, float]:
     """What the quality models read of the given suppressed classes: per QI their rows' share mass at
     the node, and Σ over QIs of Σ_u a_u log2 a_u, a_u the suppressed rows holding generalized value u
-    (the numpy form of :func:`~microrelease.core.search.evaluator_kernels.suppressed_quality`)."""
+    (the numpy form of ``suppressed_quality``)."""
     node = np.asarray(node, dtype=np.int64)
     m = len(evaluator.hierarchies)
     mass = np.zeros(m)

@@ -7,7 +7,7 @@ classes (ARX's roll-up from a cached predecessor, Kohlmayer et al. 2012, §4.3):
 class snapshots, under a memory budget, least recently used first out; the frequency set (the bottom
 node) is always kept.
 
-Each evaluation gives the node's :class:`NodeFigures`: the suppressed rows for k, the released classes,
+Each evaluation gives the node's ``NodeFigures``: the suppressed rows for k, the released classes,
 the smallest released class, Σ size² of the released classes and of all, and, when the node satisfies
 and quality figures are asked for, the suppressed rows' share mass per QI and their entropy sum (what
 ARX's Loss and non-uniform entropy read beyond the sizes).
@@ -93,7 +93,7 @@ class NodeEvaluator:
     Parameters
     ----------
     source : FrequencySource
-        A :class:`Dataset` or a :class:`TableSummary`.
+        A ``Dataset`` or a ``TableSummary``.
     cache_budget : int, default 268435456
         Bytes of rolled-up frequency sets kept for reuse.
     """
@@ -147,7 +147,7 @@ class NodeEvaluator:
 
     def _block_orders(self, ground: np.ndarray) -> list:
         """Per QI, the bottom's classes sorted by that QI's value from the top level down (so that the
-        values under one value of any level are contiguous: :func:`roll_to`'s blocks)."""
+        values under one value of any level are contiguous: ``roll_to``'s blocks)."""
         _, keys, counts = self._bottom
         out = []
         for i, h in enumerate(self.hierarchies):
@@ -201,7 +201,7 @@ class NodeEvaluator:
 
     def _roll(self, start, node, keys, counts, split, k, give_up) -> tuple[np.ndarray, np.ndarray, bool]:
         """``node``'s classes rolled up from ``start``'s (sorted by ``split``, as the result is); kept when
-        complete (see :meth:`classes` for ``give_up``)."""
+        complete (see ``classes`` for ``give_up``)."""
         from microrelease.core.search.evaluator_kernels import roll_to  # numba
 
         changed = np.flatnonzero(np.asarray(node) > np.asarray(start))
@@ -216,7 +216,7 @@ class NodeEvaluator:
         return out_keys, out_counts, complete
 
     def _moves(self, start, node, changed) -> tuple[np.ndarray, np.ndarray]:
-        """Where :func:`roll_to` reads what each changed QI's move from ``start`` to ``node`` adds to a key."""
+        """Where ``roll_to`` reads what each changed QI's move from ``start`` to ``node`` adds to a key."""
         return self._deltas, np.array([self._delta_at[i][(start[i], node[i])] for i in changed.tolist()],
                                       dtype=np.int64)
 
@@ -252,9 +252,9 @@ class NodeEvaluator:
     def figures(self, node, k: int, *, give_up: int = -1, quality_within: int | None = None,
                 classes: tuple | None = None) -> NodeFigures:
         """``node``'s figures for k; with ``quality_within`` (a MaxSup), also the quality figures when
-        at most that many rows are suppressed. ``give_up``: as for :meth:`classes` (figures of a roll-up
+        at most that many rows are suppressed. ``give_up``: as for ``classes`` (figures of a roll-up
         that gave up are those of part of the classes: ``complete`` is False, and more than ``give_up``
-        rows suppressed is all they tell). ``classes``: what :meth:`classes` gave for them, if known."""
+        rows suppressed is all they tell). ``classes``: what ``classes`` gave for them, if known."""
         from microrelease.core.search.evaluator_kernels import class_figures, suppressed_quality  # numba
 
         keys, counts, complete = classes if classes is not None else self.classes(node, k, give_up)

@@ -1,12 +1,12 @@
 """Compiled roll-up of one node's classes from an evaluated node below it, and the node's figures.
 
 A class is an int64 key packing one level code per QI in bit fields (the layout of
-:func:`~microrelease.core.lattice.profile.key_spec`). Going from a node u to a node v >= u rewrites
+``key_spec``). Going from a node u to a node v >= u rewrites
 the field of every QI whose level rises through the composed parent map (level u_i -> v_i) and
 regroups the classes in an open-addressing hash table, summing their counts. The cost is the number of
-classes of u, which is why :class:`~microrelease.core.search.evaluator.NodeEvaluator` starts from the
+classes of u, which is why ``NodeEvaluator`` starts from the
 evaluated node below v with the fewest classes. The numpy oracle is
-:func:`~microrelease.core.lattice.generalization.class_sizes` (tests compare both at every node).
+``class_sizes`` (tests compare both at every node).
 """
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def roll_to(keys, counts, changed, shifts, masks, deltas_flat, deltas_off, split
     classes that meet are merged (their counts summed).
 
     The classes come sorted by QI ``split`` (its values in the hierarchy's top-down order, see
-    :meth:`NodeEvaluator._block_orders`), which the roll-up keeps; so each value of ``split`` at the new
+    ``NodeEvaluator._block_orders``), which the roll-up keeps; so each value of ``split`` at the new
     level is a contiguous *block* of classes that never meets another. Blocks are grouped one at a time,
     each in a hash table sized for it (in the processor's cache when small), and after each block the
     rows in classes smaller than ``k`` so far are a lower bound of the node's suppression: once above

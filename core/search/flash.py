@@ -10,16 +10,16 @@ and halves the path, so the first node is classified after about log2(path lengt
 tags are exact and every node ends tagged: the k-minimal set (satisfying nodes whose direct
 predecessors all fail) and Find_vector's probes are read off the tags.
 
-For a quality model with a generalization-only lower bound (:mod:`~microrelease.core.search.bounds`),
+For a quality model with a generalization-only lower bound (``bounds``),
 only the nodes whose bound is at most the best score found so far are visited (branch and bound, as
 ARX prunes by ``getLowerBound``), and every satisfying one is evaluated for its score: the best of them
 is the exact optimum over every satisfying node. Without a bound, every satisfying node is evaluated.
 
-Under criteria beside k (:class:`~microrelease.core.criteria.criteria_set.Criteria`), a node's figures
-are those of what it releases under all of them (:mod:`~microrelease.core.search.criteria_figures`).
+Under criteria beside k (``Criteria``), a node's figures
+are those of what it releases under all of them (``criteria_figures``).
 A node failing k-anonymity alone tags the box below it failing, as before (the others only add
 suppression); the rest spreads tags only when every criterion declares itself monotone at this MaxSup
-(:func:`~microrelease.core.criteria.criterion.monotone`); otherwise each node is tagged alone, every node
+(``monotone``); otherwise each node is tagged alone, every node
 left open is evaluated, and a k-minimal node is one with no satisfying node anywhere below. The quality
 models' lower bounds hold for any set of suppressed rows, so branch and bound stays exact.
 """
@@ -48,7 +48,7 @@ MARGIN = 1e-9  # scores are compared rounded to 9 decimals: a bound within this 
 
 
 class _TimeUp(Exception):
-    """The time limit passed (caught by :meth:`PrunedSearch.run`)."""
+    """The time limit passed (caught by ``PrunedSearch.run``)."""
 
 
 class PrunedSearch:
@@ -70,7 +70,7 @@ class PrunedSearch:
     progress : callable, optional
         Called with the fraction done.
     should_stop : callable, optional
-        Polled; when it returns true the search raises :class:`Cancelled`.
+        Polled; when it returns true the search raises ``Cancelled``.
     time_limit : float, optional
         Seconds after which the search stops with what it has.
     criteria : Criteria, optional
@@ -194,7 +194,7 @@ class PrunedSearch:
         return None if h is None else h.figures(self.k)
 
     def known_indices(self) -> np.ndarray:
-        """Node numbers whose figures :meth:`known` gives, ascending."""
+        """Node numbers whose figures ``known`` gives, ascending."""
         return np.array(sorted({*(i for i, f in self.figures.items() if f.complete), *self.seeded}), dtype=np.int64)
 
     def score(self, index: int) -> float:
@@ -274,7 +274,7 @@ class PrunedSearch:
     def run(self) -> PrunedSearch:
         """Visit every open node (see the module docstring) until none is left, the time limit of a
         quality search passes (``timed_out``; ``lower_bound`` then says how far the optimum can be below
-        the best found) or ``should_stop`` says so (:class:`Cancelled`)."""
+        the best found) or ``should_stop`` says so (``Cancelled``)."""
         want = 1 if self.quality is not None else 0
         timed = want and self.time_limit is not None
         if timed and self.time_limit is not None:

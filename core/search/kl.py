@@ -1,5 +1,5 @@
 """ARX's KL divergence of one node, from its classes, for the pruned search (the definition is in
-:mod:`~microrelease.core.lattice.quality`).
+``quality``).
 
 Summed over the rows as ARX sums, KL = (1/n) Σ_x c_x² (log2(c_x / n) − log2 q_x): the first part is a
 constant of the table, and q is one value per released class C (|C| / n / area(C)) and one for every

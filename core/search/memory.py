@@ -5,7 +5,7 @@ suppresses the rows of its classes smaller than k (Samarati Def. 4.2). So a node
 whole is kept as its histogram of class sizes, and a node whose roll-up stopped once more than
 ``give_up`` rows were in classes smaller than k as that pair: it fails at every k' >= k with MaxSup'
 <= ``give_up`` (fewer rows may be suppressed, and a larger k suppresses at least those rows). A new
-search (:class:`~microrelease.core.search.flash.PrunedSearch`) tags these nodes, and the boxes they
+search (``PrunedSearch``) tags these nodes, and the boxes they
 decide, before it evaluates anything: a k change evaluates only the nodes still open.
 
 Only k-anonymity is kept: under other criteria a node's figures depend on them, so a search with
@@ -47,7 +47,7 @@ class Histogram:
         return int(self.rows_below[np.searchsorted(self.sizes, k)])
 
     def figures(self, k: int) -> NodeFigures:
-        """The node's :class:`NodeFigures` for k, as the evaluator gives them (without quality figures)."""
+        """The node's ``NodeFigures`` for k, as the evaluator gives them (without quality figures)."""
         j = int(np.searchsorted(self.sizes, k))
         classes = int(self.count_below[-1])
         all_sq = int(self.sq_below[-1])

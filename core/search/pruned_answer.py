@@ -1,4 +1,4 @@
-"""One (k, MaxSup, policy) question answered by the pruned search (:mod:`~microrelease.core.search.flash`)."""
+"""One (k, MaxSup, policy) question answered by the pruned search (``flash``)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,11 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
     profile. A quality ``policy`` is searched for at once (its optimum over every satisfying node); the
     k-minimal set and Find_vector are tagged when first asked for.
 
-    k : k, or a :class:`~microrelease.core.criteria.criteria_set.Criteria` (k-anonymity and any other
+    k : k, or a ``Criteria`` (k-anonymity and any other
         criteria of the registry: the l-diversities, t-closeness, k-map, the risk limits).
 
-    evaluator : a :class:`NodeEvaluator` of ``source`` to reuse (its cache stays warm across questions).
-    memory : a :class:`~microrelease.core.search.memory.SearchMemory` of ``source``'s lattice, shared by
+    evaluator : a ``NodeEvaluator`` of ``source`` to reuse (its cache stays warm across questions).
+    memory : a ``SearchMemory`` of ``source``'s lattice, shared by
         the questions asked of one evaluator: what earlier searches learnt of k-anonymity tags this
         search's nodes before it evaluates any (a k change evaluates only the nodes left open), and what
         this one learns is added.
@@ -39,19 +39,19 @@ def search_pruned(source: FrequencySource, k: int | Criteria, max_sup: int | str
     Parameters
     ----------
     source : FrequencySource
-        A :class:`Dataset` or a :class:`TableSummary`.
+        A ``Dataset`` or a ``TableSummary``.
     k : int or Criteria
         The k of k-anonymity, or the criteria.
     max_sup : int or str
         MaxSup: a count or a percentage.
     policy : str, default "min-relative"
-        A key of :data:`POLICIES`.
+        A key of ``POLICIES``.
     evaluator : NodeEvaluator, optional
         An evaluator to reuse.
     progress : callable, optional
         Called with the fraction done.
     should_stop : callable, optional
-        Polled; when it returns true the search raises :class:`Cancelled`.
+        Polled; when it returns true the search raises ``Cancelled``.
     time_limit : float, optional
         Seconds after which the search stops with what it has.
     cache_budget : int, default 268435456

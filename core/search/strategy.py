@@ -4,7 +4,7 @@ The profile answers every (k, MaxSup, policy) question after one pass (what the 
 changes of k rest on), but it costs what the whole lattice costs: its memory grows with the nodes times
 the distinct class sizes of each. The pruned search costs what the answer costs, and one answer costs
 it less at every lattice size measured (benchmarks/scale_qis.py). ``auto`` takes the pruned search for
-one question, and for many questions on a lattice over :data:`PROFILE_NODES` nodes, wherever it
+one question, and for many questions on a lattice over ``PROFILE_NODES`` nodes, wherever it
 answers them (every criterion of the registry, every policy); else the
 profile, which is refused before any work when its estimate exceeds the memory budget, with the
 estimate and the alternative.
@@ -100,7 +100,7 @@ def choose(source: FrequencySource, policy: str, *, strategy: str = "auto", memo
     (a command) costs least by the pruned search at every lattice size measured; many (the dashboard)
     are answered after one pass by a profile that fits.
     Raises InvalidParameterError for ``pruned`` where it cannot answer, or for a profile whose estimate
-    exceeds ``memory_budget`` (default: :func:`default_memory_budget`)."""
+    exceeds ``memory_budget`` (default: ``default_memory_budget``)."""
 
     if strategy not in STRATEGIES:
         raise InvalidParameterError(f"The 'strategy' parameter must be one of {STRATEGIES}. Got {strategy!r} "

@@ -2,8 +2,8 @@
 
 For a criterion that is monotone (k-anonymity with suppression: Samarati Lemma 5.1), a node that
 satisfies makes every node above it satisfy, and one that fails makes every node below it fail. The
-search keeps one status byte per node (node numbers in C order over the heights + 1): :data:`SAT` and
-:data:`UNSAT` tags, and :data:`EVALUATED` for the nodes actually rolled up. Tagging walks the box above
+search keeps one status byte per node (node numbers in C order over the heights + 1): ``SAT`` and
+``UNSAT`` tags, and ``EVALUATED`` for the nodes actually rolled up. Tagging walks the box above
 (or below) a node depth-first on the spanning tree v -> v + e_a (a >= the last QI raised) and skips
 a subtree whose root is already tagged: tags stay up-closed (down-closed), so its whole box is. Each
 node is tagged at most once in each direction, so all tagging costs O(nodes × QIs) over a search.

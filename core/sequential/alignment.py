@@ -1,13 +1,13 @@
 """The group alignment: every group's *consensus*, the history all its members are released with
-(the sequences of :mod:`~microrelease.core.sequential.anonymize`).
+(the sequences of ``anonymize``).
 
-:func:`align_groups` aligns the members of every group at once, compiled
-(:mod:`~microrelease.core.sequential.alignment_kernels`), on up to two threads, and gives a
-:class:`GroupConsensus`; one visit of it, as the release reads it, is a :class:`ConsensusVisit`. The
-code hierarchy enters as :func:`release_tables` gives it: the tables of F
-(:mod:`~microrelease.core.sequential.cost`), except that values meeting nowhere, or only at a study's
-synthetic root, cannot be kept. :class:`NodeNCP` prices what is kept. The pure-Python oracle of the
-alignment is :mod:`~microrelease.core.sequential.alignment_oracle`.
+``align_groups`` aligns the members of every group at once, compiled
+(``alignment_kernels``), on up to two threads, and gives a
+``GroupConsensus``; one visit of it, as the release reads it, is a ``ConsensusVisit``. The
+code hierarchy enters as ``release_tables`` gives it: the tables of F
+(``cost``), except that values meeting nowhere, or only at a study's
+synthetic root, cannot be kept. ``NodeNCP`` prices what is kept. The pure-Python oracle of the
+alignment is ``alignment_oracle``.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class GroupConsensus:
 def align_groups(data, groups: np.ndarray, *, w_time: float, span: float, step_bytes: int = kernels.STEP_BYTES,
                  workers: int | None = None) -> GroupConsensus:
     """The consensus of every group (``groups``: the group number 0..G−1 of every entity, as
-    :func:`~microrelease.core.sequential.grouping.group_entities` returns), compiled, on ``workers``
+    ``group_entities`` returns), compiled, on ``workers``
     threads (default: up to 2 cores).
 
     The member with fewest codes (ties: input order) gives the starting consensus, each visit spanning

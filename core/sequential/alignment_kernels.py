@@ -1,8 +1,8 @@
 """Compiled kernels of the group alignment, the anonymization's consensus (the definition is
-:func:`microrelease.core.sequential.alignment.align_groups`; the pure-Python oracle they are tested
-against is :mod:`~microrelease.core.sequential.alignment_oracle`). A hierarchy enters as the two tables
-of :mod:`~microrelease.core.sequential.cost_kernels`, whose walk to the lowest common ancestor
-(:func:`~microrelease.core.sequential.cost_kernels.lca_level`, ``node_cost``) these kernels share, and
+``microrelease.core.sequential.alignment.align_groups``; the pure-Python oracle they are tested
+against is ``alignment_oracle``). A hierarchy enters as the two tables
+of ``cost_kernels``, whose walk to the lowest common ancestor
+(``lca_level``, ``node_cost``) these kernels share, and
 the loops follow its rule for speed (rows named by index in one 2-D array, never swapped or sliced).
 
 Memory: the alignment needs to know which visits and codes are matched, so it keeps one byte per cell
@@ -45,7 +45,7 @@ MOVES = ((1, 1), (1, 2), (2, 1), (1, 0), (0, 1))  # in tie order
 @nb.njit(cache=True, nogil=True)
 def _sub_cost(sub, cb0, c_level, c_rep, x, codes, y, hcodes, tab):
     """The cost of keeping consensus code x against member code y: from ``sub`` (rows: consensus codes,
-    columns: member codes from cb0) when :func:`merge_member` built it, else walked up the hierarchy."""
+    columns: member codes from cb0) when ``merge_member`` built it, else walked up the hierarchy."""
     if sub.shape[1]:
         return sub[x, y - cb0]
     return node_cost(hcodes, tab, c_level[x], c_rep[x], codes[y])
@@ -244,7 +244,7 @@ def member_order(members, visit_ptr, code_ptr):
 @nb.njit(cache=True, nogil=True)
 def group_consensus(members, visit_ptr, code_ptr, codes, times, hcodes, tab, w_time, span, step_bytes):
     """The consensus of a group: the member with fewest codes (its visits spanning their events'
-    times), merged with each further member in :func:`member_order`."""
+    times), merged with each further member in ``member_order``."""
     order = member_order(members, visit_ptr, code_ptr)
     first = order[0]
     v0, v1 = visit_ptr[first], visit_ptr[first + 1]
@@ -276,7 +276,7 @@ def consensus_caps(group_ptr, members, visit_ptr, code_ptr):
 @nb.njit(cache=True, nogil=True)
 def consensus_slots(g0, g1, group_ptr, members, visit_ptr, code_ptr, codes, times, hcodes, tab, w_time, span,
                     step_bytes, vcap, ccap, low, high, vlen, level, rep, nv, nc):
-    """The consensus of groups g0:g1, each written into its room (see :func:`consensus_caps`); nv, nc:
+    """The consensus of groups g0:g1, each written into its room (see ``consensus_caps``); nv, nc:
     how many visits and codes it kept."""
     for g in range(g0, g1):
         lo, hi, ptr, lev, rp = group_consensus(members[group_ptr[g]:group_ptr[g + 1]], visit_ptr, code_ptr, codes,

@@ -1,11 +1,11 @@
 """The pure-Python group alignment: the oracle that the compiled one
-(:func:`~microrelease.core.sequential.alignment.align_groups`) is tested against, group by group, and
+(``align_groups``) is tested against, group by group, and
 a plain reading of its definition (the same moves, costs and tie rules, on whole tables).
 
-:func:`group_consensus` gives a group's consensus, the visits every member is released with: the
+``group_consensus`` gives a group's consensus, the visits every member is released with: the
 members are taken fewest codes first (ties: input order); the first one's visits are the starting
-consensus, and each further member's visits are aligned to it by the moves of :data:`MOVES`
-(:func:`_merge_member`), keeping only what both have, generalized.
+consensus, and each further member's visits are aligned to it by the moves of ``MOVES``
+(``_merge_member``), keeping only what both have, generalized.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _run_cost(h: _Tree, cons: list[ConsensusVisit], mine: list[tuple[float, floa
 
 def _merge_member(h: _Tree, consensus: list[ConsensusVisit], theirs, w_time: float,
                   span: float) -> list[ConsensusVisit]:
-    """Align one member's visits (low, high, codes) to the consensus by the moves of :data:`MOVES`
+    """Align one member's visits (low, high, codes) to the consensus by the moves of ``MOVES``
     (ties: the earlier move, then dropping a consensus visit, then a member's); keep only what both
     have, generalized."""
     n, m = len(consensus), len(theirs)

@@ -1,7 +1,7 @@
 """Making a group's members indistinguishable on both parts, and writing the anonymized tables.
 
 Relational QIs: each generalized to the lowest level of its hierarchy at which all members agree.
-Sequences: a progressive multiple alignment (:mod:`~microrelease.core.sequential.alignment`). The
+Sequences: a progressive multiple alignment (``alignment``). The
 members are taken fewest codes first (ties: input order); the first one's visits are the starting
 consensus, and each further member's visits are aligned to it by the two-level dynamic programming of
 the cost function (a consensus code stands for the lowest common ancestor of the codes aligned to it;
@@ -14,13 +14,13 @@ the widening of the interval (w_T × growth / time span), against |codes| + w_T 
 Consensus visits or codes that a member does not match are dropped (suppressed for everyone), as are
 the member's own unmatched elements. At the end every member's sequence is the consensus: codes
 generalized to their common ancestor, times to the interval first..last of the member's visits it
-stands for (written exactly, see :mod:`microrelease.core.sequential.times`), or, with
+stands for (written exactly, see ``microrelease.core.sequential.times``), or, with
 ``relative_time``, just the visit's rank. Suppressed elements are counted per entity.
 
 Entity ids are replaced by pseudonyms drawn from OS entropy (so a pseudonym says nothing of its
 entity's input position); direct identifiers and dropped columns are not written, kept columns are
-written as they are (see :class:`~microrelease.core.sequential.rt_data.SequentialData`). The written
-order is the release path's (:func:`microrelease.core.sequential.pipeline.write_sequential`).
+written as they are (see ``SequentialData``). The written
+order is the release path's (``microrelease.core.sequential.pipeline.write_sequential``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Attacking a relational + sequential release: the *sub-sequence attack* and full knowledge
-(:func:`attack`, :func:`attack_figures`, :func:`plan_attacks`).
+(``attack``, ``attack_figures``, ``plan_attacks``).
 
-The attackers read *records* (:mod:`~microrelease.core.sequential.guarantee`): what a reader sees of
+The attackers read *records* (``guarantee``): what a reader sees of
 one entity, its QI values and its visits in order, each a time interval [low, high] and an ordered
 list of codes; released records from the written files and the release's intervals, original ones from
 the input. The attacker aims at one person t and knows t's original QI values and either
@@ -187,7 +187,7 @@ def attacks(data: SequentialData, rec: Records, rows: np.ndarray, targets: np.nd
 
 def attack(data: SequentialData, rec: Records, rows: np.ndarray, targets: np.ndarray,
            known: list[np.ndarray] | None) -> AttackResult:
-    """One attacker (see :func:`attacks`)."""
+    """One attacker (see ``attacks``)."""
     return attacks(data, rec, rows, targets, [known])[0]
 
 
@@ -198,9 +198,9 @@ def draw_targets(n: int, sample: int | None, rng=0) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class AttackPlan:
-    """What the attackers of :func:`attack_figures` aim at and know (targets, per attacker the known
+    """What the attackers of ``attack_figures`` aim at and know (targets, per attacker the known
     code positions or None), and their success against the original records. None of it depends on
-    the release, so comparing releases of one data set computes it once (:func:`plan_attacks`)."""
+    the release, so comparing releases of one data set computes it once (``plan_attacks``)."""
 
     targets: np.ndarray
     knowledge: list = field(repr=False)
@@ -209,7 +209,7 @@ class AttackPlan:
 
 
 def plan_attacks(data: SequentialData, *, sample: int | None = 500, rng=0) -> AttackPlan:
-    """The targets and knowledge of the attackers (:data:`ATTACKERS`), seeded, and their success before."""
+    """The targets and knowledge of the attackers (``ATTACKERS``), seeded, and their success before."""
     generator = validate_rng(rng)
     targets = draw_targets(data.n_entities, sample, generator)
     knowledge = [None if m is None else draw_known(data, targets, m, generator) for m in ATTACKERS.values()]
@@ -219,9 +219,9 @@ def plan_attacks(data: SequentialData, *, sample: int | None = 500, rng=0) -> At
 
 def attack_figures(data: SequentialData, released: Records, pseudonym: np.ndarray, *, sample: int | None = 500,
                    rng=0, plan: AttackPlan | None = None) -> dict[str, dict]:
-    """The three attackers (:data:`ATTACKERS`) before and after, on the same targets with the same
+    """The three attackers (``ATTACKERS``) before and after, on the same targets with the same
     knowledge: {name: {"before", "after", "found_after", "smallest_candidates_after"}}. ``plan``
-    (from :func:`plan_attacks` on the same data) replaces ``sample`` and ``rng``."""
+    (from ``plan_attacks`` on the same data) replaces ``sample`` and ``rng``."""
     if plan is None:
         plan = plan_attacks(data, sample=sample, rng=rng)
     elif plan.n_entities != data.n_entities:

@@ -5,7 +5,7 @@ F(a, b) = w_R · relational loss + w_S · sequence loss, both in [0, 1]:
 - **relational loss**: mean over the QIs of the normalized certainty penalty of a's and b's lowest
   common generalization: NCP(node) = (ground values under the node − 1) / (ground values − 1)
   (0 if equal, 1 if only the top covers both). In a study, each satellite column counts as one more
-  QI, the mean over its slots (:mod:`~microrelease.core.sequential.satellites`);
+  QI, the mean over its slots (``satellites``);
 - **sequence loss**: a two-level alignment, divided by what suppressing everything would cost.
   Codes of two visits are aligned by dynamic programming (edit distance): substituting code u by v
   costs NCP(LCA(u, v)) in the code hierarchy; an unmatched code costs 1 (its suppression). Visits
@@ -14,12 +14,12 @@ F(a, b) = w_R · relational loss + w_S · sequence loss, both in [0, 1]:
   visit costs its codes plus w_T.
 
 Defaults w_R = w_S = ½, w_T = 1. Everything runs compiled (numba, in
-:mod:`~microrelease.core.sequential.cost_kernels`, on up to two threads): :class:`CostModel` gives F
-from one entity to many, as :func:`~microrelease.core.sequential.alignment.align_groups` gives the
+``cost_kernels``, on up to two threads): ``CostModel`` gives F
+from one entity to many, as ``align_groups`` gives the
 alignment of every group's members (the anonymization's consensus). Both read a hierarchy as per-level
 tables, never a ground × ground matrix, so memory grows with the number of codes, not its square.
-:func:`sequence_cost` and :func:`costs_from` are the same F on dense NCP matrices (from
-:func:`ncp_matrix`), for small hierarchies.
+``sequence_cost`` and ``costs_from`` are the same F on dense NCP matrices (from
+``ncp_matrix``), for small hierarchies.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def node_ncp(h: Hierarchy) -> list[np.ndarray]:
 
 def ncp_matrix(h: Hierarchy) -> np.ndarray:
     """NCP of the lowest common ancestor of every pair of ground values (ground × ground), from
-    :meth:`Hierarchy.lca_levels`."""
+    ``Hierarchy.lca_levels``."""
     n = len(h.ground)
     if n <= 1:
         return np.zeros((n, n))
@@ -147,7 +147,7 @@ def costs_from(a, candidates, qi_codes, qi_ncp, visit_ptr, code_ptr, codes, time
                w_rel, w_seq, w_time, span):
     """F(a, c) for every c in ``candidates`` (``qi_ncp``: the QIs' NCP matrices, zero-padded, stacked).
     One thread: numba's OpenMP threads spin while waiting, which on a busy 2-core machine slowed a
-    call 10-600 fold; :class:`CostModel` splits its work over its own threads instead."""
+    call 10-600 fold; ``CostModel`` splits its work over its own threads instead."""
     out = np.empty(len(candidates))
     m = qi_codes.shape[1]
     for t in range(len(candidates)):
@@ -164,7 +164,7 @@ def costs_from(a, candidates, qi_codes, qi_ncp, visit_ptr, code_ptr, codes, time
 def hierarchy_tables(h: Hierarchy, apart: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """The kernels' form of a hierarchy: ``hcodes[j, u]`` (the node at level j above ground value u)
     and ``tab[j, node]`` (its NCP), plus one level above the top where values that never meet (in a
-    height-0 hierarchy) meet at cost ``apart``: 1 for F, as in :func:`ncp_matrix`; infinite for the
+    height-0 hierarchy) meet at cost ``apart``: 1 for F, as in ``ncp_matrix``; infinite for the
     anonymization, which cannot release such a pair as one value."""
     depth, n = h.codes.shape
     hcodes = np.zeros((depth + 1, n), dtype=np.int64)
@@ -178,7 +178,7 @@ def hierarchy_tables(h: Hierarchy, apart: float = 1.0) -> tuple[np.ndarray, np.n
 
 
 def stacked_tables(hierarchies) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`hierarchy_tables` of several hierarchies, zero-padded to one shape and stacked (a padded
+    """``hierarchy_tables`` of several hierarchies, zero-padded to one shape and stacked (a padded
     level is one node with NCP 1, like the level above the top)."""
     tables = [hierarchy_tables(h) for h in hierarchies]
     depth = max([c.shape[0] for c, _ in tables], default=1)
@@ -218,7 +218,7 @@ def in_threads(n: int, workers: int, fn, pieces: int | None = None) -> None:
 
 
 class CostModel:
-    """F over one :class:`~microrelease.core.sequential.rt_data.SequentialData` (see the module docstring);
+    """F over one ``SequentialData`` (see the module docstring);
     ``workers``: threads (default: up to 2 cores).
 
     Parameters

@@ -1,7 +1,7 @@
 """Compiled kernels of the cost function F (the definitions are in
-:mod:`microrelease.core.sequential.cost`; the pure-Python oracles they are tested against live in
+``microrelease.core.sequential.cost``; the pure-Python oracles they are tested against live in
 tests/core/sequential/test_scale.py). The group alignment's kernels, which walk the hierarchy the same
-way (:func:`lca_level`, :func:`node_cost`), are in :mod:`~microrelease.core.sequential.alignment_kernels`.
+way (``lca_level``, ``node_cost``), are in ``alignment_kernels``.
 
 A hierarchy enters as two tables instead of a ground × ground matrix (which would take 40 GB for the
 70,000 codes of ICD-10): ``hcodes[j, u]``, the node at level j above ground value u, and
@@ -66,7 +66,7 @@ def _codes_cost(codes, a0, a1, b0, b1, hcodes, tab, work):
 
 @nb.njit(cache=True, nogil=True)
 def scratch_for(visit_ptr, code_ptr):
-    """Work rows for :func:`pair_sequence_cost`: 4 × (most visits of an entity, or codes of a visit, + 1)."""
+    """Work rows for ``pair_sequence_cost``: 4 × (most visits of an entity, or codes of a visit, + 1)."""
     width = 1
     for e in range(len(visit_ptr) - 1):
         width = max(width, visit_ptr[e + 1] - visit_ptr[e])
@@ -78,7 +78,7 @@ def scratch_for(visit_ptr, code_ptr):
 @nb.njit(cache=True, nogil=True)
 def pair_sequence_cost(visit_ptr, code_ptr, codes, times, hcodes, tab, a, b, w_time, span, scratch):
     """The sequence loss of entities a and b in [0, 1] (alignment / cost of suppressing both);
-    ``scratch`` from :func:`scratch_for` (one per thread): rows 0 and 1 for the visits, 2 and 3 for
+    ``scratch`` from ``scratch_for`` (one per thread): rows 0 and 1 for the visits, 2 and 3 for
     the codes."""
     va0, vb0 = visit_ptr[a], visit_ptr[b]
     la, lb = visit_ptr[a + 1] - va0, visit_ptr[b + 1] - vb0
@@ -135,7 +135,7 @@ def pair_cost(a, c, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, tim
 @nb.njit(cache=True, nogil=True)
 def costs_from_tables(a, candidates, qi_codes, qi_hcodes, qi_tab, visit_ptr, code_ptr, codes, times, hcodes,
                       tab, w_rel, w_seq, w_time, span, width):
-    """F(a, c) for every c in ``candidates`` (``width``: the scratch rows' length, see :func:`scratch_for`)."""
+    """F(a, c) for every c in ``candidates`` (``width``: the scratch rows' length, see ``scratch_for``)."""
     out = np.empty(len(candidates))
     scratch = np.empty((4, width))
     for t in range(len(candidates)):

@@ -2,20 +2,20 @@
 
 An *event* of table T carries one or more code columns c_1..c_m, each with its own hierarchy. The
 alignment and the cost F read one code per element, so every event is one *event code*: the pair
-(T, (v_1, ..., v_m)). Its hierarchy, :func:`event_hierarchy`, generalizes the columns **in step**:
+(T, (v_1, ..., v_m)). Its hierarchy, ``event_hierarchy``, generalizes the columns **in step**:
 at level j an event code reads (T, (anc_j(v_1), ..., anc_j(v_m))), each column stopping at its own top
 (anc_j = the value's label at level min(j, height of its column)). Because each column's level-j label
 determines its level-(j+1) label, the pairs form a tree: lowest common ancestors and NCPs are those of
 one hierarchy. Its ground values are the event codes the data has, so NCP counts observed
 combinations.
 
-The trees of the tables hang under one synthetic root (:data:`ROOT`), above every table's top. Two
+The trees of the tables hang under one synthetic root (``ROOT``), above every table's top. Two
 events of different tables meet only there: F charges such a pair 1, like a suppression, and the
-anonymization never releases the root (:func:`~microrelease.core.sequential.alignment.align_groups`
+anonymization never releases the root (``align_groups``
 gets it as infinitely costly), so every released event belongs to one table and keeps its columns.
 
-A label is the table's name and the column labels joined by :data:`SEPARATOR` (a control character
-that no cell may hold; :func:`split_label` reads it back).
+A label is the table's name and the column labels joined by ``SEPARATOR`` (a control character
+that no cell may hold; ``split_label`` reads it back).
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def split_label(label: str) -> tuple[str, tuple[str, ...]]:
 
 def event_labels(frame: pd.DataFrame, spec: EventColumns) -> pd.Series:
     """Each row's event-code ground label; DataError or CoverageError naming a column whose cell is
-    blank (unless its hierarchy maps ``""``), holds :data:`SEPARATOR`, or is not in its hierarchy."""
+    blank (unless its hierarchy maps ``""``), holds ``SEPARATOR``, or is not in its hierarchy."""
     columns = []
     for name, h in zip(spec.codes, spec.hierarchies, strict=True):
         text = as_text(frame[name])
@@ -75,8 +75,8 @@ def event_labels(frame: pd.DataFrame, spec: EventColumns) -> pd.Series:
 
 
 def event_hierarchy(tables: Sequence[EventColumns], observed: Sequence[str]) -> Hierarchy:
-    """The in-step hierarchy of the event codes ``observed`` (ground labels, see :func:`event_labels`)
-    over every table's columns, under :data:`ROOT` (see the module docstring)."""
+    """The in-step hierarchy of the event codes ``observed`` (ground labels, see ``event_labels``)
+    over every table's columns, under ``ROOT`` (see the module docstring)."""
     by_table = {t.table: t for t in tables}
     height = max((h.height for t in tables for h in t.hierarchies), default=0)
     rows = []

@@ -4,8 +4,8 @@ For a group G: loss(G) = w_R · |G| · rel(G) + s · (codes of G − |G| · V(G)
 T − |G| · fewest rows of a member in T), where rel(G) is the mean NCP of the QIs' lowest common
 generalization (the release generalizes them so; in a study, the QIs and the satellites' slots, weighted
 as in F), the last sum runs over a study's satellite tables T (the release keeps, per table, as many
-rows as its member with fewest, :mod:`~microrelease.core.sequential.satellites`), and V(G) the value of
-G's consensus (the group alignment of :mod:`~microrelease.core.sequential.alignment_kernels`): each kept
+rows as its member with fewest, ``satellites``), and V(G) the value of
+G's consensus (the group alignment of ``alignment_kernels``): each kept
 code is worth 1 − μ · NCP(its node) to every member. So a code suppressed costs s for every member,
 and a code kept at the top of the hierarchy costs s · μ.
 
@@ -21,7 +21,7 @@ its slots (on the bundled study at k = 5, insurance rows suppressed: 26 % groupi
 s_T = 0, 11 % with this price).
 
 Bounds for the search: a member merged into a consensus keeps at most min(its codes, the consensus's)
-of them, each one of the consensus's at a node no lower, so V can only fall, and :func:`value_bound`
+of them, each one of the consensus's at a node no lower, so V can only fall, and ``value_bound``
 caps it from the visits' sizes alone, without aligning the codes.
 """
 
@@ -101,7 +101,7 @@ def rows_loss(members, count, skip, extra, rows, w_rows):
 def group_loss(members, qi_codes, qi_hcodes, qi_tab, rows, w_rows, visit_ptr, code_ptr, codes, times, hcodes, tab,
                w_rel, w_sup, mu, w_time, span, step_bytes):
     """The loss of a group (the module docstring) with its consensus as the release aligns it
-    (:func:`~microrelease.core.sequential.alignment_kernels.group_consensus`); returns (loss, codes
+    (``group_consensus``); returns (loss, codes
     suppressed)."""
     first = members[0]
     qi_level = np.zeros(qi_codes.shape[1], dtype=np.int64)
@@ -171,7 +171,7 @@ def value_bound(c_ptr, tops, e, visit_ptr, code_ptr, rows):
 
 
 class LossModel:
-    """The arrays and prices of the loss over a :class:`~microrelease.core.sequential.cost.CostModel`
+    """The arrays and prices of the loss over a ``CostModel``
     (its data, QI tables and weights)."""
 
     def __init__(self, model, *, suppression: float = SUPPRESSION, generalization: float = GENERALIZATION):

@@ -4,15 +4,15 @@ the first >= k").
 - ``greedy`` (default, MDAV-like): seeds are taken farthest-first, the farthest from the data's centre
   (its mean F to a fixed spread of 64 entities; ties: input order) among the entities not yet grouped.
   A seed starts a group, which then grows one member at a time, k − 1 times: each time the candidate
-  that adds the least *loss* joins (ties: input order). The loss (:mod:`~.group_loss`) is what the
+  that adds the least *loss* joins (ties: input order). The loss (``group_loss``) is what the
   release will lose: the QIs' NCP at the group's common level, plus the codes the group's consensus
   cannot keep (suppressed for every member) and the generalization of those it keeps; the consensus is
-  the group alignment the release makes (:mod:`~.cost_kernels`), so a candidate is judged by how much
+  the group alignment the release makes (``cost_kernels``), so a candidate is judged by how much
   it would shrink it, not by F to the seed alone. The candidates are the ``candidates`` remaining
-  entities nearest to the seed in a *sketch* of both parts (see :func:`sketch`), found with a k-d tree
+  entities nearest to the seed in a *sketch* of both parts (see ``sketch``), found with a k-d tree
   that forgets grouped entities; ``candidates=None`` compares every remaining entity. The last < k
   entities each join the group (among those of its sketch-nearest entities) whose loss grows least.
-  Then :mod:`~.refinement` swaps members of neighbouring groups while the loss falls (``passes``).
+  Then ``refinement`` swaps members of neighbouring groups while the loss falls (``passes``).
   Data of at least 2 · ``BLOCK`` entities is first cut into blocks of at least ``BLOCK`` (the k-d
   tree's median cuts of the sketch), grouped independently and at the same time on up to
   ``model.workers`` threads; the blocks depend on the data alone, so the groups do not depend on the
@@ -69,7 +69,7 @@ def centrality(model: CostModel, sample: int = 64, *, progress: Progress | None 
 def sketch(model: CostModel) -> np.ndarray:
     """A point per entity whose L1 distances roughly follow F (entities x features):
 
-    - per QI, ``QI_SCALE`` · w_R/m · the value's position in :meth:`Hierarchy.tree_order` / (n − 1) (the position
+    - per QI, ``QI_SCALE`` · w_R/m · the value's position in ``Hierarchy.tree_order`` / (n − 1) (the position
       difference is a lower bound of the NCP, which between near values is several times larger: ages
       30 and 31 share a 5-year band, NCP 4/72 for a step of 1/72);
     - w_S/2 · the share of the entity's codes under each node of the lowest code level with at most
@@ -111,13 +111,13 @@ def group_entities(model: CostModel, k: int, *, method: str = "greedy", candidat
         For ``greedy``, how many remaining entities nearest the seed in the sketch are candidates
         (at least k − 1 are); None: every remaining entity.
     passes : int, default 1
-        For ``greedy``, the refinement passes (:mod:`~microrelease.core.sequential.refinement`)
+        For ``greedy``, the refinement passes (``refinement``)
         over the greedy's groups; 0: none.
     progress : callable, optional
         Called with the fraction done (0..1): the centrality, the greedy and the refinement take
         a third each.
     should_stop : callable, optional
-        Polled between steps; when it returns True, :class:`Cancelled` is raised.
+        Polled between steps; when it returns True, ``Cancelled`` is raised.
 
     Returns
     -------

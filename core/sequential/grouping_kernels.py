@@ -1,11 +1,11 @@
-"""Compiled steps of the grouping (:mod:`microrelease.core.sequential.grouping`): a k-d tree over the
+"""Compiled steps of the grouping (``microrelease.core.sequential.grouping``): a k-d tree over the
 sketch that forgets grouped entities, and the greedy that grows each group one member at a time.
 
-A candidate's *score* is the loss (:mod:`~microrelease.core.sequential.group_loss`) it adds to the
+A candidate's *score* is the loss (``group_loss``) it adds to the
 group: its QIs raise the group's common level, and merged into the group's running consensus (the
 members aligned in the order they joined) it may shrink what the consensus keeps. Candidates are tried
 in the order of a lower bound of their score, exact for the QIs and from
-:func:`~microrelease.core.sequential.group_loss.value_bound` for the codes; a candidate is aligned
+``value_bound`` for the codes; a candidate is aligned
 only while its bound can still beat the best score found, so the choice is the one every candidate
 aligned would give.
 """

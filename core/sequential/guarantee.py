@@ -1,15 +1,15 @@
 """Checking a relational + sequential release from its output alone, and the records it is attacked on.
 
-:func:`verify_release`: for every released entity, how many entities share its full relational QI
+``verify_release``: for every released entity, how many entities share its full relational QI
 values *and* its whole sequence of visits (times and codes, in order). k-anonymity over both parts
 holds when the smallest count is >= k. Computed from the output tables only, by grouping text.
 
 A *record* is what a reader sees of one entity: its QI values and its history, visits in order, each
-a time interval [low, high] and an ordered list of codes. Released records (:func:`released_records`)
+a time interval [low, high] and an ordered list of codes. Released records (``released_records``)
 come from the written files (QIs, codes, visit order) and, for times, from the release in memory
 (``SequentialRelease.intervals``; the written interval text is never parsed); original records
-(:func:`original_records`) are the input (a visit's interval spans its events' times). The attackers
-that read them are in :mod:`~microrelease.core.sequential.attacks`.
+(``original_records``) are the input (a visit's interval spans its events' times). The attackers
+that read them are in ``attacks``.
 """
 
 from __future__ import annotations

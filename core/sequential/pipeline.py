@@ -1,9 +1,9 @@
 """The whole pipeline for relational + sequential data, and writing its output with a report.
 
-:func:`anonymize_sequential`: cost model -> grouping -> group anonymization. :func:`write_sequential`
+``anonymize_sequential``: cost model -> grouping -> group anonymization. ``write_sequential``
 writes ``entities.csv``, ``events.csv`` and ``report.json`` into a folder, after checking the written
 files alone (every entity shares both parts with at least k − 1 others; no identifier column). The
-attackers' success before and after (:mod:`microrelease.core.sequential.attacks`) is measured with
+attackers' success before and after (``microrelease.core.sequential.attacks``) is measured with
 the original data, so it goes to the data steward's ``audit.json``, never the report.
 """
 

@@ -1,19 +1,19 @@
 """Refinement of the grouping: swapping two entities of neighbouring groups when the release loses less.
 
-The greedy (:mod:`~microrelease.core.sequential.grouping`) fixes each group before it sees the next, so
+The greedy (``grouping``) fixes each group before it sees the next, so
 an entity may fit a later group better. A pass visits every entity e (input order) and its ``near``
 nearest entities f in the sketch (nearest first, ties: input order); when f is in another group, the
-swap of e and f is made if it lowers the two groups' loss (:mod:`~.group_loss`, measured on the
+swap of e and f is made if it lowers the two groups' loss (``group_loss``, measured on the
 consensus the release will compute) and does not raise the codes they suppress; e's first such swap is
 kept. Groups keep their sizes, so each keeps at least k members, and the measured suppression never
 rises.
 
 Most swaps are judged without aligning a whole group: each entity keeps its group's consensus
 *without* it (the release's alignment of the other members). Swapping e and f would give e's group the
-consensus without e, merged with f: a bound on what that keeps (:func:`~.group_loss.value_bound`)
+consensus without e, merged with f: a bound on what that keeps (``value_bound``)
 discards most swaps; one alignment each side estimates the rest; only a swap that the estimate says
 lowers the loss has both groups aligned in full, and only that exact figure decides. With blocks
-(:func:`~microrelease.core.sequential.grouping.blocks`), swaps stay within a block, and the blocks are
+(``blocks``), swaps stay within a block, and the blocks are
 refined at the same time.
 """
 
@@ -40,7 +40,7 @@ TOL = 1e-9  # a loss must fall by more than this share to count (rounding never 
 @nb.njit(cache=True, nogil=True)
 def _without(members, skip, visit_ptr, code_ptr, codes, times, hcodes, tab, mu, w_time, span, step_bytes):
     """The release's consensus of ``members`` (input order) but ``skip``, with its
-    :func:`~.group_loss.visit_tops` and its value."""
+    ``visit_tops`` and its value."""
     rest = np.empty(len(members) - 1, dtype=np.int64)
     t = 0
     for x in members:
@@ -89,7 +89,7 @@ def prepare(gids, group_ptr, members, loss, sup, slot, qi_codes, qi_hcodes, qi_t
 def _estimate(own, e, f, cons, n_codes, work, exact, qi_codes, qi_hcodes, qi_tab, rows, w_rows, visit_ptr, code_ptr,
               codes, times, hcodes, tab, w_rel, w_sup, mu, w_time, span, step_bytes):
     """The loss of group ``own`` with e replaced by f: a lower bound (exact = False: the consensus
-    without e keeps at most what :func:`~.group_loss.value_bound` allows of f) or the estimate
+    without e keeps at most what ``value_bound`` allows of f) or the estimate
     (exact = True: the consensus without e, merged with f)."""
     rel = _relational(own, e, f, qi_codes, qi_hcodes, qi_tab)
     low, high, ptr, lev, rep, tops, value = cons

@@ -7,7 +7,7 @@ therefore has a sequence of sequences: its visits in time order, each an ordered
 Events are sorted by (time, input order) here, so the input need not be sorted; a visit's time is
 the time of its first event, and it spans its events' times. An entity without events has an empty
 sequence (allowed). Times are numbers, ISO dates or ISO timestamps, by the rule of
-:mod:`microrelease.core.sequential.times`.
+``microrelease.core.sequential.times``.
 
 **Every input column has one fate** (``column_roles``), and a column with none is refused by name:
 
@@ -20,7 +20,7 @@ sequence (allowed). Times are numbers, ISO dates or ISO timestamps, by the rule 
 ``keep=None`` (the API's default) keeps every other entity column, as the column roles then say; the
 command line has no such default.
 
-Missing QI values (blank cells) follow the rule of :data:`microrelease.core.lattice.hierarchies.MISSING`,
+Missing QI values (blank cells) follow the rule of ``microrelease.core.lattice.hierarchies.MISSING``,
 as in the lattice commands: a value of their own unless the hierarchy maps ``""``; counted in
 ``missing_counts``. A blank entity id, sequence key, time or code is refused by name.
 
@@ -270,7 +270,7 @@ def load_sequential(
 ) -> SequentialData:
     """Read (CSV paths or DataFrames) and validate an entity table and its event table. ``keep``:
     entity columns released as is, without protection (None: every column without another role);
-    ``drop``: columns of either table not released (see :class:`SequentialData`).
+    ``drop``: columns of either table not released (see ``SequentialData``).
 
     Parameters
     ----------

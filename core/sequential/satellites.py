@@ -9,7 +9,7 @@ are suppressed (removed, counted per entity) for the whole group, so a released 
 generalizes one input row of each member.
 
 **In the cost F.** F sees a satellite table through *slots*: the values of an entity's first
-:data:`SLOTS` rows (sorted by their values in hierarchy order) as extra relational QIs, an absent row
+``SLOTS`` rows (sorted by their values in hierarchy order) as extra relational QIs, an absent row
 being the missing value, which meets every value only at the top (NCP 1). Rows beyond the slots do
 not enter F.
 """
@@ -120,7 +120,7 @@ def _assign(cost: np.ndarray) -> list[tuple[int, int]]:
 def _row_cost(hs: Sequence[Hierarchy], tables: Sequence[list[np.ndarray]], row: list[tuple[int, int]],
               values: np.ndarray) -> float:
     """Mean NCP over the columns of a consensus row raised to cover one more input row (1 for a column
-    whose values never meet: such a pair is not kept, see :func:`group_rows`)."""
+    whose values never meet: such a pair is not kept, see ``group_rows``)."""
     out = []
     for h, table, (lv, rep), u in zip(hs, tables, row, values, strict=True):
         top = _lca(h, lv, rep, int(u))

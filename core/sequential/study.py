@@ -1,15 +1,15 @@
-"""Loading a study (:mod:`~microrelease.core.sequential.study_config`) into one
-:class:`~microrelease.core.sequential.rt_data.SequentialData`.
+"""Loading a study (``study_config``) into one
+``SequentialData``.
 
 - The entity table is read as in the one-table model (its QIs, identifiers, ``keep``, ``drop``).
 - Each satellite table is checked (every column is the entity id, a QI, an identifier or dropped;
   refused by name otherwise; no row of an unknown or blank entity id) and encoded
-  (:mod:`~microrelease.core.sequential.satellites`).
+  (``satellites``).
 - The event tables are merged into one event stream: a *visit* is an entity's events that share a
   sequence-key value, **across** the event tables (a visit id in diagnoses and in prescriptions is one
   visit); within it, events are ordered by time, then by table (in the study's order), then by input
   row. Each event is one event code of the in-step hierarchy of
-  :mod:`~microrelease.core.sequential.event_codes`. Time columns are parsed per table, so an error
+  ``event_codes``. Time columns are parsed per table, so an error
   names its table, and must be of one kind (numbers, dates or timestamps) across the study.
 """
 
@@ -139,7 +139,7 @@ def load_study(study: Study, tables: Mapping[str, pd.DataFrame] | None = None) -
     Parameters
     ----------
     study : Study
-        The study, from :func:`read_study`.
+        The study, from ``read_study``.
     tables : mapping of str to pandas.DataFrame, optional
         Frames by table name, instead of the study's files.
 

@@ -147,7 +147,7 @@ def _table(raw, section: str, index: int | None, allowed: set[str], folder: Path
 
 
 def parse_study(raw: Mapping, folder: Path, source: Path | None = None) -> Study:
-    """A :class:`Study` from the parsed TOML (see the module docstring).
+    """A ``Study`` from the parsed TOML (see the module docstring).
 
     Parameters
     ----------

@@ -1,15 +1,15 @@
 """A study's release: the pipeline over all its tables, and writing one file per table.
 
-:func:`anonymize_study` groups the entities by F over every table (satellites through their slots,
-event tables through the merged event stream; see :mod:`~microrelease.core.sequential.study`) and
+``anonymize_study`` groups the entities by F over every table (satellites through their slots,
+event tables through the merged event stream; see ``study``) and
 releases each group with one record: entity QIs generalized, satellite rows matched and generalized
-(:mod:`~microrelease.core.sequential.satellites`), and one history (the group's consensus) whose
+(``satellites``), and one history (the group's consensus) whose
 events go back to their own tables. An event table's file has the entity id (pseudonyms), the sequence
 key (``<pseudonym>-V<rank>``), the time (the visit's interval), its code columns and
-:data:`POSITION`, the event's rank in its visit over all event tables (the same for every member of a
+``POSITION``, the event's rank in its visit over all event tables (the same for every member of a
 group, so it tells them nothing apart, and without it a visit's order across tables would be lost).
 
-:func:`write_study` writes ``<table name>.csv`` per table through the one release path and checks the
+``write_study`` writes ``<table name>.csv`` per table through the one release path and checks the
 written files alone: every released entity shares its entity QIs, its rows of every satellite and its
 whole history (per visit: interval and events in position order, over all tables) with >= k − 1
 others; positions run 1..n in every visit; no identifier column; each table's rows add up with its

@@ -83,7 +83,7 @@ def _examples(values: pd.Series, limit: int = 5) -> list[str]:
 
 
 def parse_times(cells: pd.Series, column: str) -> tuple[np.ndarray, TimeScale]:
-    """Exact values of a time column (cells as text) and its :class:`TimeScale`; raises DataError
+    """Exact values of a time column (cells as text) and its ``TimeScale``; raises DataError
     naming ``column`` for a blank, non-finite, malformed or mixed column (the rule above)."""
     text = cells.astype(str).str.strip()
     blank = text.eq("")

@@ -114,7 +114,7 @@ class CompareState(param.Parameterized):
         return e.selected if e.selected is not None else e.preferred
 
     def pin(self, node_index: int | None = None) -> None:
-        """Pin ``node`` (default: :meth:`candidate`); nothing when there is no node."""
+        """Pin ``node`` (default: ``candidate``); nothing when there is no node."""
         node_index = self.candidate() if node_index is None else node_index
         if node_index is not None:
             self.pins = add_pin(self.pins, int(node_index))
@@ -179,7 +179,7 @@ class CompareState(param.Parameterized):
         return self.explorer.class_sizes(node_index)
 
     def distributions(self, max_bars: int | None = MAX_BARS) -> dict[str, pd.DataFrame]:
-        """Per QI, its distribution frame (:func:`distribution_frame`): the input, then each pinned
+        """Per QI, its distribution frame (``distribution_frame``): the input, then each pinned
         node's released rows at its level, and its suppressed rows (when any) as one bar."""
         e = self.explorer
         d = e.dataset

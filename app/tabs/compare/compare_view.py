@@ -2,7 +2,7 @@
 class-size histogram), one table of their figures (the best of each row in bold), and one bar chart
 per QI: the input's distribution, then each pinned node's released rows (and its suppressed rows).
 
-The figures are replaced through their panes' ``object`` (see :class:`~microrelease.app.explorer.details.NodeDetails`
+The figures are replaced through their panes' ``object`` (see ``NodeDetails``
 on why), and only when what they show changed: a new MaxSup or policy redraws the table alone.
 """
 

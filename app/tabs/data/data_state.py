@@ -3,7 +3,7 @@
 It starts from the dataset the Explorer holds, and follows it: what the other tabs explore is what
 this tab shows. Everything a user picks is checked here with the core's own validators, so the page
 can show which data values a hierarchy misses before anything runs. Messages are plain text (the
-view escapes them: they quote file names, column names and data values). :meth:`DataState.run`
+view escapes them: they quote file names, column names and data values). ``DataState.run``
 builds the profile of the prepared dataset and loads it into the shared Explorer: in a served
 session on a worker thread, with progress and cancel, handing the result back through the session's
 ``hand_back`` (the view gives one that runs a function on the page's event loop, under the document
@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 
 
 class DataState(param.Parameterized):
-    """A table with roles and hierarchies being prepared; :meth:`dataset` makes the core Dataset and
-    :meth:`run` loads it into the Explorer."""
+    """A table with roles and hierarchies being prepared; ``dataset`` makes the core Dataset and
+    ``run`` loads it into the Explorer."""
 
     explorer = param.ClassSelector(class_=Explorer)
     sample = param.Selector(default="adult", objects=list(SAMPLES), label="Bundled sample")
@@ -241,10 +241,10 @@ class DataState(param.Parameterized):
         self.run()
 
     def run(self) -> None:
-        """Build the profile of :meth:`dataset` and load both into the Explorer.
+        """Build the profile of ``dataset`` and load both into the Explorer.
 
         With ``hand_back`` (a served page) the profile is built on a worker thread, so the page
-        stays responsive, reporting ``progress`` and stopping on :meth:`cancel`; the Explorer is
+        stays responsive, reporting ``progress`` and stopping on ``cancel``; the Explorer is
         then loaded through ``hand_back``. Without it, all runs here and now.
         """
         self.param.update(run_state="idle", message="", refused=False)  # the last outcome no longer shows

@@ -4,7 +4,7 @@ misses listed before anything runs), then run (the state builds the profile off 
 this view shows its progress and can cancel it). Every step says what it needs and what it produced.
 
 Every text quoting the data (file names, column names, values, level names) is escaped with
-:func:`~microrelease.app.text.shown_html` into HTML panes (they render raw HTML, like Markdown panes).
+``shown_html`` into HTML panes (they render raw HTML, like Markdown panes).
 """
 
 from __future__ import annotations

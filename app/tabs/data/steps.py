@@ -1,5 +1,5 @@
 """What each step of the Data tab needs and produced, where it stands and what to do next: plain text
-from a :class:`DataState` (no UI library, no HTML). The texts quote file names, column names and data
+from a ``DataState`` (no UI library, no HTML). The texts quote file names, column names and data
 values, so the view escapes them before they reach a pane.
 """
 

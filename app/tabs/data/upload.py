@@ -4,7 +4,7 @@ Panel's FileInput sends a file as one websocket message, so a file over the serv
 closes the connection (1009 "message too big") and kills the session; it has no size limit of its
 own. The FileDropper sends files in chunks and refuses a file over ``max_file_size`` in the browser,
 where the user sees it ("File is too large", the file's size, "Maximum file size is 50 MB").
-:class:`CappedFileDropper` also stops buffering on the server past the cap, for a client that does
+``CappedFileDropper`` also stops buffering on the server past the cap, for a client that does
 not check.
 """
 

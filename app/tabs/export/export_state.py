@@ -1,11 +1,11 @@
 """The release decision of the dashboard and its one write (param only).
 
-:meth:`ExportState.decision` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
+``ExportState.decision`` is the same ``NodeRelease`` the CLI's ``release`` builds for the same
 question, so the file is the release the screen shows: the selected node (as ``--node``), else the
 policy's preferred node, with the k, MaxSup, sensitive attribute and privacy models (k-map included)
-the current profile was computed with. :meth:`files` keeps the bytes of the last write for the current
+the current profile was computed with. ``files`` keeps the bytes of the last write for the current
 decision (the CSV, its report and the report's page must come from one write: see
-:mod:`microrelease.app.downloads`).
+``microrelease.app.downloads``).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class ExportState(param.Parameterized):
     def write(self, path: str | Path) -> Published:
         """Write the current decision to ``path`` (and its report beside it), read back and checked.
 
-        Raises InvalidParameterError when the node cannot be exported (see :meth:`refusal`)."""
+        Raises InvalidParameterError when the node cannot be exported (see ``refusal``)."""
         reason = self.refusal(self.node())
         if reason:
             raise InvalidParameterError(reason)

@@ -2,7 +2,7 @@
 
 Drawing all 6,480 nodes of adult's lattice gives an unreadable blob, so above ``FOCUS_LIMIT``
 nodes the dashboard opens on the *k-minimal frontier*: the k-minimal nodes, the failing nodes just
-below them and the satisfying nodes just above them (:mod:`.frontier` chooses them under the cap).
+below them and the satisfying nodes just above them (``.frontier`` chooses them under the cap).
 Users can add a node's neighbours, fix some QIs at chosen levels (the sub-lattice of the others), or
 ask for the full lattice.
 

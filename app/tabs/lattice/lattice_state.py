@@ -1,7 +1,7 @@
 """What the Lattice tab draws (param only): which nodes, where, which are ringed, the probed height.
 
 Drawing all 6,480 nodes of adult's lattice gives an unreadable blob, so above ``graph.FOCUS_LIMIT``
-nodes the view opens on the k-minimal frontier (see :mod:`microrelease.app.tabs.lattice.frontier`).
+nodes the view opens on the k-minimal frontier (see ``microrelease.app.tabs.lattice.frontier``).
 The view mode, the fixed QIs and the expanded nodes are the Explorer's (the sidebar sets them).
 """
 

@@ -2,7 +2,7 @@
 selects a node), the nodes per height below it, and a caption saying what is drawn.
 
 What each layer shows is computed here as a plain frame (the tests read these); the Bokeh figures
-(:mod:`.figure`) are built once per display and their sources' data replaced on each change.
+(``.figure``) are built once per display and their sources' data replaced on each change.
 """
 
 from __future__ import annotations

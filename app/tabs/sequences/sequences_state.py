@@ -4,7 +4,7 @@ Two bundled samples: the hospital (patients and one event table of visit codes) 
 (patients, their insurance rows, and visits made of diagnoses and prescriptions: three tables besides
 the patients'). For a responsive page the tab works on the first 500 patients of each; the command
 line and the benchmark run the whole data sets. Every patient is attacked (see
-:mod:`microrelease.core.sequential.attacks` for what each attacker knows and does).
+``microrelease.core.sequential.attacks`` for what each attacker knows and does).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def attack_plan(sample: str):
 
 @computed_once(maxsize=32)
 def release_figures(k: int, relational_only: bool, sample: str = HOSPITAL):
-    """The release at k (:class:`Shown`), each attacker's success before and after it
+    """The release at k (``Shown``), each attacker's success before and after it
     (``attack_figures``), and the fewest patients sharing a whole released record."""
     data = dataset(sample)
     if sample == STUDY:

@@ -19,7 +19,7 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
     """Read an ARX hierarchy file (a path or an open text stream).
 
     Blank lines are skipped; any other malformation (ragged rows, duplicates, two parents, several
-    top values) raises :class:`HierarchyError` naming ``attribute``.
+    top values) raises ``HierarchyError`` naming ``attribute``.
 
     Parameters
     ----------
@@ -63,7 +63,7 @@ def read_arx(source: str | Path | io.TextIOBase, attribute: str, *, sep: str = "
 
 
 def write_arx(hierarchy: Hierarchy, target: str | Path | io.TextIOBase, *, sep: str = ";") -> None:
-    """Write ``hierarchy`` in ARX's format (readable back by :func:`read_arx`).
+    """Write ``hierarchy`` in ARX's format (readable back by ``read_arx``).
 
     Parameters
     ----------

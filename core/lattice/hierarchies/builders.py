@@ -1,11 +1,11 @@
 """Builders for common hierarchies (the shapes ARX's hierarchy wizard offers).
 
-- :func:`intervals`: numbers into buckets of growing width, then ``*``;
-- :func:`masking`: trailing characters replaced by ``*`` (ZIP 94142 -> 9414* -> 941** -> *);
-- :func:`taxonomy`: an explicit child -> parent mapping;
-- :func:`dates`: day -> month -> year -> ``*``.
+- ``intervals``: numbers into buckets of growing width, then ``*``;
+- ``masking``: trailing characters replaced by ``*`` (ZIP 94142 -> 9414* -> 941** -> *);
+- ``taxonomy``: an explicit child -> parent mapping;
+- ``dates``: day -> month -> year -> ``*``.
 
-Each returns a validated :class:`Hierarchy` whose ground values are the given values.
+Each returns a validated ``Hierarchy`` whose ground values are the given values.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def dates(attribute: str, values: Iterable[object], *, format: str = "%Y-%m-%d")
     values : iterable
         The dates, as text in ``format``.
     format : str, default "%Y-%m-%d"
-        The dates' format (:func:`datetime.datetime.strptime`).
+        The dates' format (``datetime.datetime.strptime``).
 
     Returns
     -------

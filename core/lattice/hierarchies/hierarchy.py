@@ -25,7 +25,7 @@ from microrelease.core.lattice.hierarchies.names import default_level_names
 
 #: A missing value (empty cell, NaN, None) is the label "" in the data. If the hierarchy has a ground
 #: value "", that row maps it; otherwise it is a value of its own at every level below the top and
-#: joins the single top value at the top level (see :meth:`Hierarchy.with_missing`).
+#: joins the single top value at the top level (see ``Hierarchy.with_missing``).
 MISSING = ""
 
 
@@ -39,7 +39,7 @@ class Hierarchy:
     rows : one tuple per ground value: ``(ground, level-1 label, ..., top label)``.
     level_names : optional names of the levels (``("as is", "bands of 5", ..., "*")``); defaults to
         ``"as is"``, ``"level j (e.g. <a value at level j>)"``, ..., ``"*"`` (see
-        :func:`~microrelease.core.lattice.hierarchies.names.default_level_names`).
+        ``default_level_names``).
     """
 
     attribute: str
@@ -178,7 +178,7 @@ class Hierarchy:
         return {str(k): int(v) for k, v in absent.value_counts().items()}
 
     def with_missing(self) -> Hierarchy:
-        """This hierarchy extended with the missing-value rule (see :data:`MISSING`)."""
+        """This hierarchy extended with the missing-value rule (see ``MISSING``)."""
         if MISSING in self.index:
             return self
         top = self.rows[0][-1] if self.height else MISSING

@@ -52,7 +52,7 @@ def describe_vector(hierarchies: Sequence[Hierarchy], vector: Sequence[int]) -> 
 
 
 def describe_vectors(hierarchies: Sequence[Hierarchy], grid) -> list[str]:
-    """Each row of ``grid`` (nodes x QIs levels) spelled as :func:`describe_vector` spells it, each
+    """Each row of ``grid`` (nodes x QIs levels) spelled as ``describe_vector`` spells it, each
     attribute's ``"a: name"`` written once per level rather than once per node (500 nodes drawn at 12 QIs)."""
     parts = [[f"{h.attribute}: {h.level_name(d)}" for d in range(h.height + 1)] for h in hierarchies]
     return [", ".join(p[d] for p, d in zip(parts, row, strict=True)) for row in grid.tolist()]
