@@ -129,3 +129,14 @@ def test_the_docs_give_the_two_commands_exactly_as_the_readme():
     assert len(commands) == 2
     index = page("index.md")
     assert all(c in index for c in commands)
+
+
+def test_each_definition_of_samarati_s_paper_names_a_module_and_a_name_it_holds():
+    import importlib
+
+    text = page("explanation/samarati-lattice.md").split("### Where each definition of the paper lives")[1]
+    rows = re.findall(r"^\| [^|]+ \| [^|]+ \| `(core/[\w/]+)\.py` \| `(\w+)` \|$", text, re.M)
+    assert len(rows) == 10
+    for path, name in rows:
+        module = importlib.import_module("microrelease." + path.replace("/", "."))
+        assert hasattr(module, name), (path, name)
